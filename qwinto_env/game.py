@@ -1,0 +1,176 @@
+"""What every Qwinto game engine offers the front-ends, and the errors they raise.
+
+A game engine holds one game's state in plain Python objects, draws chance from a
+generator the caller seeds (or takes it from the caller), validates whole joint
+actions before it changes anything, and exposes its observation as one global
+feature vector plus, per seat, the indices that make that seat's ego-centric view.
+Front-ends (the PettingZoo env, the Gymnasium env, the terminal player) only use
+this interface, so both games plug into all of them.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import rules
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules or the action space do not allow.
+
+    ``agent`` is the seat (or agent name) that chose it, ``action`` the value given,
+    ``reason`` the rule it breaks. The game state is unchanged when this is raised.
+    """
+
+    def __init__(self, agent: Any, action: Any, reason: str):
+        self.agent, self.action, self.reason = agent, action, reason
+        super().__init__(f"illegal action {action!r} for {agent}: {reason}")
+
+
+class Game(abc.ABC):
+    """One game of Qwinto (dice or cards) for ``num_players`` seats."""
+
+    #: Short name of the game, "dice" or "cards".
+    name: str
+    #: Size of the ``Discrete`` action space.
+    num_actions: int
+    #: The no-op/pass action, the only legal action of a seat with nothing to decide.
+    pass_action: int
+
+    num_players: int
+    cells: list[list[int]]   # per seat, the 27 cells of its sheet (0 = empty)
+    misthrows: list[int]     # per seat
+    active: int              # seat of the active player
+    done: bool
+
+    @abc.abstractmethod
+    def reset(self, seed: int | None = None, start_player: int = 0) -> None:
+        """Start a new game; ``seed`` reseeds the game's random generator."""
+
+    @abc.abstractmethod
+    def legal_actions(self, seat: int) -> list[int]:
+        """Legal actions of ``seat`` now, ascending; never empty."""
+
+    @abc.abstractmethod
+    def step(self, actions: Sequence[int], chance: Any = None, *, validate: bool = True) -> None:
+        """Apply one joint action (one entry per seat).
+
+        ``chance`` fixes the random outcome this step may need (dice faces, or the
+        cards drawn); ``None`` draws it from the game's generator. Raises
+        :class:`IllegalActionError` and changes nothing if any action is illegal;
+        ``validate=False`` skips that check for callers that already made it.
+        """
+
+    @abc.abstractmethod
+    def features(self) -> np.ndarray:
+        """The global feature vector (float32): everything, in absolute seat order."""
+
+    @abc.abstractmethod
+    def observation_index(self, seat: int) -> np.ndarray:
+        """Indices into :meth:`features` that give ``seat``'s ego-centric observation."""
+
+    @abc.abstractmethod
+    def public_info(self) -> dict[str, Any]:
+        """Game-specific facts every seat may see (roll, phase...), for ``infos``."""
+
+    @abc.abstractmethod
+    def render(self) -> str:
+        """The game as text."""
+
+    def default_action(self, seat: int) -> int:
+        """The action played in place of an illegal one when illegal actions are forgiven."""
+        legal = self.legal_actions(seat)
+        return self.pass_action if self.pass_action in legal else legal[-1]
+
+    def action_problem(self, seat: int, action: Any) -> str | None:
+        """Why ``action`` is not legal for ``seat`` now, or ``None`` when it is."""
+        if type(action) is int and action in self.legal_actions(seat):
+            return None  # the common case, decided without the checks below
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            return f"actions must be integers, got {type(action).__name__}"
+        if not 0 <= action < self.num_actions:
+            return f"out of range 0..{self.num_actions - 1}"
+        legal = self.legal_actions(seat)
+        if action not in legal:
+            return f"not legal now (legal: {legal})"
+        return None
+
+    def check_actions(self, actions: Sequence[Any]) -> list[int]:
+        """Validate a joint action; return it as Python ints or raise IllegalActionError."""
+        if len(actions) != self.num_players:
+            raise IllegalActionError("the table", actions,
+                                     f"expected {self.num_players} actions, one per seat")
+        for seat, action in enumerate(actions):
+            problem = self.action_problem(seat, action)
+            if problem:
+                raise IllegalActionError(f"seat {seat}", action, problem)
+        return [int(a) for a in actions]
+
+    # -- the sheets, kept with what derives from them ---------------------------
+    def _new_sheets(self) -> None:
+        """Empty sheets for every seat, with their derived caches."""
+        n = self.num_players
+        self.cells = [[0] * rules.NUM_CELLS for _ in range(n)]
+        self.misthrows = [0] * n
+        self._allowed = [rules.cells_allowed_values(c) for c in self.cells]
+        self._scores = [0] * n
+        empty = np.zeros((rules.NUM_ROWS, rules.NUM_FIELDS), dtype=np.int64)
+        empty.setflags(write=False)
+        self._sheets = [empty] * n
+
+    def _write(self, seat: int, cell: int, value: int) -> None:
+        """Write ``value`` into ``cell`` of ``seat``'s sheet (legality checked by the caller)."""
+        cells = self.cells[seat]
+        cells[cell] = value
+        rules.allowed_after_write(self._allowed[seat], cell, value)
+        self._scores[seat] = rules.cells_score(cells, self.misthrows[seat])
+        sheet = np.array(cells, dtype=np.int64).reshape(rules.NUM_ROWS, rules.NUM_FIELDS)
+        sheet.setflags(write=False)
+        self._sheets[seat] = sheet
+
+    def _misthrow(self, seat: int) -> None:
+        """Mark a misthrow for ``seat``."""
+        self.misthrows[seat] += 1
+        self._scores[seat] = rules.cells_score(self.cells[seat], self.misthrows[seat])
+
+    def scores(self) -> list[int]:
+        """Each seat's current score by the scoring rules."""
+        return list(self._scores)
+
+    def sheet(self, seat: int) -> np.ndarray:
+        """``seat``'s sheet as a read-only 3x9 int array (a snapshot: later writes
+        make a new array, so a stored sheet never changes)."""
+        return self._sheets[seat]
+
+    def game_over(self) -> bool:
+        """Whether the end condition holds: someone has two full rows or four misthrows."""
+        return any(m >= rules.MAX_MISTHROWS for m in self.misthrows) or any(
+            rules.cells_full_rows(c) >= rules.FULL_ROWS_TO_END for c in self.cells)
+
+
+def terminal_rewards(scores: Sequence[int], kind: str) -> list[float]:
+    """Terminal rewards for final ``scores``.
+
+    ``"win"``: tied winners share +1 (each gets 1/k), losers get -1; when every seat
+    ties, all get 0 (a draw). ``"margin"``: own score minus the best other score
+    (0 in solo play, where there is no other score: the score itself is the margin
+    over nobody, so solo uses the score).
+    """
+    if kind == "win":
+        best = max(scores)
+        winners = [s == best for s in scores]
+        if all(winners):
+            return [0.0] * len(scores)
+        k = sum(winners)
+        return [1.0 / k if w else -1.0 for w in winners]
+    if kind == "margin":
+        if len(scores) == 1:
+            return [float(scores[0])]
+        return [float(s - max(o for j, o in enumerate(scores) if j != i))
+                for i, s in enumerate(scores)]
+    raise ValueError(f"unknown terminal reward kind {kind!r}")
