@@ -170,15 +170,11 @@ class DiceGame(Game):
 
     def _enter(self, actions: list[int]) -> None:
         value = self.value
-        feats = self._feats
         for seat, action in enumerate(actions):
-            block = seat * SEAT_BLOCK
             if action != PASS:
                 self._write(seat, action, value)
-                feats[block + action] = value / rules.MAX_VALUE
             elif seat == self.active:
                 self._misthrow(seat)
-                feats[block + rules.NUM_CELLS + self.misthrows[seat] - 1] = 1.0
         self.last_entries = actions
         self.subset, self.dice, self.value = 0, (0, 0, 0), 0
         self.turn += 1
@@ -188,6 +184,15 @@ class DiceGame(Game):
         else:
             self.active = (self.active + 1) % self.num_players
             self.phase = CHOOSE
+
+    def _write(self, seat: int, cell: int, value: int) -> None:
+        super()._write(seat, cell, value)
+        self._feats[seat * SEAT_BLOCK + cell] = value / rules.MAX_VALUE
+        self._legal = None
+
+    def _misthrow(self, seat: int) -> None:
+        super()._misthrow(seat)
+        self._feats[seat * SEAT_BLOCK + rules.NUM_CELLS + self.misthrows[seat] - 1] = 1.0
 
     # -- observation ---------------------------------------------------------
     def features(self) -> np.ndarray:
