@@ -76,6 +76,10 @@ class Game(abc.ABC):
     def public_info(self) -> dict[str, Any]:
         """Game-specific facts every seat may see (roll, phase...), for ``infos``."""
 
+    def private_info(self, seat: int) -> dict[str, Any]:
+        """Facts only ``seat`` may see (its own hand in the card game), for its ``infos``."""
+        return {}
+
     @abc.abstractmethod
     def render(self) -> str:
         """The game as text."""

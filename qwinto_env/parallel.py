@@ -25,6 +25,10 @@ Dice actions
 
 A turn is three steps: choose dice, keep or re-roll, simultaneous entry.
 
+The card game (``game="cards"``, 1..4 players, ``Discrete(88)``, observation size
+``33n+149``, extra infos ``played``, ``stacks``, ``pile_size``, ``hand_sizes`` and the
+agent's own ``hand``) has its action and observation tables in :mod:`qwinto_env.cards`.
+
 Dice observation (ego-centric: "seat k" is the k-th seat after me, k=0 is me)
 ------------------------------------------------------------------------------
 ===================  =======  ====================================================
@@ -87,11 +91,12 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from .cards import CardGame
 from .dice import DiceGame
 from .game import Game, IllegalActionError, terminal_rewards
 
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
-GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame}
+GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
 REWARDS = ("win", "margin", "score")
 ILLEGAL_ACTION_MODES = ("raise", "pass")
 
@@ -243,7 +248,7 @@ class QwintoParallelEnv(ParallelEnv):
         game = self.game
         public = game.public_info()
         return {agent: {"sheet": game.sheet(seat), "misthrows": game.misthrows[seat],
-                        "score": self._scores[seat], **public}
+                        "score": self._scores[seat], **public, **game.private_info(seat)}
                 for seat, agent in enumerate(self.possible_agents)}
 
     def state(self) -> np.ndarray:
