@@ -1,0 +1,74 @@
+"""The agent interface every Qwinto bot follows (scripted, neural, loaded from a file).
+
+An agent sees exactly what a PettingZoo agent sees: its ego-centric observation vector
+and the ``int8`` action mask. It returns one legal action:
+
+>>> import numpy as np
+>>> from agents import load
+>>> agent = load("random", game="dice", num_players=2)
+>>> agent.reset(seed=0)
+>>> mask = np.zeros(37, dtype=np.int8); mask[[28, 34]] = 1
+>>> agent.act(np.zeros(89, dtype=np.float32), mask) in (28, 34)
+True
+
+``act_batch(observations, masks)`` does the same for a batch ``(B, obs)`` / ``(B, A)``
+and returns an ``int64`` array ``(B,)``. The base class implements it with a loop over
+:meth:`Agent.act`; agents that can decide a batch at once (the random agent, the neural
+policy) override it so that they serve as opponents inside batched engines without a
+Python loop per game. ``supports_batch`` says which.
+
+Contract (checked by the tests over many random games): an agent never returns an
+action outside the mask; it may keep state between calls but must forget it on
+:meth:`Agent.reset`; all randomness comes from the generator that ``reset(seed=...)``
+seeds, so a seeded agent is reproducible.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+__all__ = ["Agent", "IllegalMaskError"]
+
+
+class IllegalMaskError(ValueError):
+    """An action mask with no legal action (the environments never produce one)."""
+
+
+class Agent(abc.ABC):
+    """A bot for one game (``"dice"`` or ``"cards"``) and one player count."""
+
+    #: Short name used in tables, e.g. ``"expert"``.
+    name: str = "agent"
+    #: Whether :meth:`act_batch` decides a whole batch without a per-game Python loop.
+    supports_batch: bool = False
+
+    def __init__(self, game: str = "dice", num_players: int = 2):
+        self.game = game
+        self.num_players = int(num_players)
+        self.rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; ``seed`` reseeds the agent's random generator."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """One legal action (an index where ``action_mask`` is 1) for one observation."""
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Legal actions ``(B,)`` for observations ``(B, obs)`` and masks ``(B, A)``."""
+        return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(game={self.game!r}, num_players={self.num_players})"
+
+
+def legal_indices(action_mask: np.ndarray) -> np.ndarray:
+    """The legal actions of one mask; raises :class:`IllegalMaskError` when there are none."""
+    legal = np.flatnonzero(action_mask)
+    if legal.size == 0:
+        raise IllegalMaskError("the action mask has no legal action")
+    return legal

@@ -1,0 +1,392 @@
+"""Tournament evaluator: play N games among any agents and summarise who is stronger.
+
+Command line::
+
+    python -m agents.evaluate --game dice --players 2 --agents expert,greedy \\
+        --games 10000 --seed 0 [--workers 2] [--json out.json] [--csv out.csv] \\
+        [--plot scores.png]
+
+``--agents`` takes one spec per seat (anything :func:`agents.load` accepts: ``random``,
+``greedy``, ``expert``, a checkpoint path), or a single spec for self-play in every seat.
+Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``).
+
+Fairness and reproducibility
+----------------------------
+* **Seat rotation**: in game ``g`` entrant ``e`` sits in seat ``(e + g) mod n``; seat 0
+  starts. With a number of games divisible by ``n`` every entrant plays every seat
+  (and so starts) equally often.
+* **Seeds**: one ``numpy`` generator seeded with ``--seed`` draws, up front, a game seed
+  and one seed per entrant for every game; each game reseeds the engine and every
+  agent from them. The results are therefore identical for any ``--workers``.
+
+The table
+---------
+Per entrant: mean score with a 95% confidence interval (normal approximation,
+``1.96 * sd / sqrt(games)``), win rate with its 95% CI (tied winners share a win:
+each of ``k`` tied best scores gets ``1/k``), mean rank (1 = best; ties share the
+average rank), mean misthrows, complete rows and complete 3-field (pentagon) columns
+per game, and a **Bradley-Terry rating** on the Elo scale: every game gives every
+pair of entrants a win/loss (ties half each); the strengths are fitted by Hunter's
+MM algorithm with one virtual tie per pair (keeps strengths finite when one side
+never loses) and reported as ``1500 + 400 * log10(strength)``, centred on 1500.
+
+Engines
+-------
+Games run on the single-game engine (``qwinto_env.parallel.GAMES``), one decision at a
+time; a seat whose mask has a single legal action (nothing to decide) plays it without
+calling its agent. ``BATCHED_RUNNERS`` is the hook for a batched engine: a runner
+registered there for a game is used when every agent ``supports_batch``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import multiprocessing
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from qwinto_env import rules
+from qwinto_env.parallel import GAMES
+
+from .base import Agent
+from .load import load
+
+__all__ = ["Results", "play", "summarise", "bradley_terry", "format_table", "main",
+           "BATCHED_RUNNERS"]
+
+#: Game name -> function(agents, num_players, game_seeds, agent_seeds) -> per-game arrays,
+#: used when every agent supports batches. Empty until a batched engine registers one.
+BATCHED_RUNNERS: dict[str, Callable[..., dict[str, np.ndarray]]] = {}
+
+STATS = ("score", "misthrows", "full_rows", "pentagon_columns")
+
+
+class EvaluationError(ValueError):
+    """A tournament that cannot be played as asked (bad agents list, bad counts)."""
+
+
+@dataclass
+class Results:
+    """Per-game outcomes of a tournament, indexed ``[game, entrant]``."""
+
+    entrants: list[str]
+    game: str
+    num_players: int
+    seed: int
+    score: np.ndarray
+    misthrows: np.ndarray
+    full_rows: np.ndarray
+    pentagon_columns: np.ndarray
+    seat: np.ndarray                 # seat of each entrant in each game
+    seconds: float = 0.0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return int(self.score.shape[0])
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else math.inf
+
+
+# -- playing --------------------------------------------------------------------
+
+def _entrant_names(specs: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return names
+
+
+def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
+                game_ids: Sequence[int], game_seeds: np.ndarray, agent_seeds: np.ndarray,
+                progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """Play the games ``game_ids`` on the single-game engine; per-game outcome arrays."""
+    engine = GAMES[game_name](num_players=num_players)
+    n_actions = engine.num_actions
+    index = [engine.observation_index(s) for s in range(num_players)]
+    out = {k: np.zeros((len(game_ids), num_players), dtype=np.int64) for k in STATS}
+    mask = np.zeros(n_actions, dtype=np.int8)
+    for row, g in enumerate(game_ids):
+        seat_agent = [agents[(s - g) % num_players] for s in range(num_players)]
+        for e, agent in enumerate(agents):
+            agent.reset(seed=int(agent_seeds[g, e]))
+        engine.reset(seed=int(game_seeds[g]))
+        while not engine.done:
+            feats = None
+            actions = []
+            for s in range(num_players):
+                legal = engine.legal_actions(s)
+                if len(legal) == 1:
+                    actions.append(legal[0])
+                    continue
+                if feats is None:
+                    feats = engine.features()
+                mask[:] = 0
+                mask[legal] = 1
+                actions.append(seat_agent[s].act(feats[index[s]], mask))
+            try:
+                engine.step(actions)
+            except ValueError as exc:
+                raise EvaluationError(f"game {g}: an agent chose an illegal action "
+                                      f"(seat -> agent: {[repr(a) for a in seat_agent]}): "
+                                      f"{exc}") from exc
+        scores = engine.scores()
+        for e in range(num_players):
+            s = (e + g) % num_players
+            cells = engine.cells[s]
+            out["score"][row, e] = scores[s]
+            out["misthrows"][row, e] = engine.misthrows[s]
+            out["full_rows"][row, e] = rules.cells_full_rows(cells)
+            out["pentagon_columns"][row, e] = sum(
+                all(cells[c] for c in col) for col, _ in rules.PENTAGON_COLUMNS)
+        if progress is not None:
+            progress(1)
+    return out
+
+
+def _worker(args: tuple) -> dict[str, np.ndarray]:
+    specs, game_name, num_players, game_ids, game_seeds, agent_seeds = args
+    agents = [load(s, game=game_name, num_players=num_players) for s in specs]
+    return _play_games(agents, game_name, num_players, game_ids, game_seeds, agent_seeds)
+
+
+def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2,
+         games: int = 1000, seed: int = 0, workers: int = 1,
+         progress: bool = True) -> Results:
+    """Play ``games`` games with seat rotation; see the module docstring.
+
+    ``agents`` holds one spec or :class:`Agent` per seat (or a single one for
+    self-play). ``workers > 1`` splits the games over processes (specs only).
+    """
+    if game not in GAMES:
+        raise EvaluationError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+    agents = list(agents)
+    if len(agents) == 1:
+        agents = agents * num_players
+    if len(agents) != num_players:
+        raise EvaluationError(f"{len(agents)} agents for {num_players} players: give one "
+                              f"agent per seat, or one agent for self-play")
+    if not isinstance(games, int) or games < 1:
+        raise EvaluationError(f"games must be a positive integer, got {games!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise EvaluationError(f"workers must be a positive integer, got {workers!r}")
+    specs = [a if isinstance(a, str) else None for a in agents]
+    names = _entrant_names([a if isinstance(a, str) else getattr(a, "name", type(a).__name__)
+                            for a in agents])
+    if workers > 1 and None in specs:
+        raise EvaluationError("workers > 1 needs agent specs (strings), not Agent objects")
+    objs = [load(a, game=game, num_players=num_players) if isinstance(a, str) else a
+            for a in agents]
+    rng = np.random.default_rng(seed)
+    game_seeds = rng.integers(0, 2 ** 62, size=games)
+    agent_seeds = rng.integers(0, 2 ** 62, size=(games, num_players))
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    runner = BATCHED_RUNNERS.get(game)
+    if runner is not None and all(a.supports_batch for a in objs):
+        out = runner(objs, num_players, game_seeds, agent_seeds)
+    elif workers == 1:
+        with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
+                  disable=not progress, file=sys.stderr) as bar:
+            out = _play_games(objs, game, num_players, range(games), game_seeds, agent_seeds,
+                              bar.update)
+    else:
+        chunks = [list(c) for c in np.array_split(np.arange(games), min(games, workers * 8))]
+        jobs = [(specs, game, num_players, c, game_seeds, agent_seeds) for c in chunks]
+        parts = []
+        with multiprocessing.get_context("spawn").Pool(workers) as pool, \
+                tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
+                     disable=not progress, file=sys.stderr) as bar:
+            for part, c in zip(pool.imap(_worker, jobs), chunks):
+                parts.append(part)
+                bar.update(len(c))
+        out = {k: np.concatenate([p[k] for p in parts]) for k in STATS}
+    seconds = time.perf_counter() - start
+    seat = (np.arange(num_players)[None, :] + np.arange(games)[:, None]) % num_players
+    res = Results(names, game, num_players, seed, seconds=seconds, seat=seat,
+                  **{k: out[k] for k in STATS})
+    res.summary = summarise(res)
+    return res
+
+
+# -- statistics -------------------------------------------------------------------
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float]:
+    """Mean and 95% CI half-width (normal approximation) of a sample."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return float(x.mean()), math.nan
+    return float(x.mean()), float(1.96 * x.std(ddof=1) / math.sqrt(x.size))
+
+
+def win_shares(score: np.ndarray) -> np.ndarray:
+    """Per game and entrant, the share of the win: ``1/k`` for each of ``k`` best scores."""
+    best = score.max(axis=1, keepdims=True)
+    top = score == best
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def ranks(score: np.ndarray) -> np.ndarray:
+    """Per game and entrant, the rank (1 = best); tied entrants share the average rank."""
+    better = (score[:, None, :] > score[:, :, None]).sum(axis=2)
+    tied = (score[:, None, :] == score[:, :, None]).sum(axis=2) - 1
+    return 1.0 + better + tied / 2.0
+
+
+def pairwise_wins(score: np.ndarray) -> np.ndarray:
+    """``W[i, j]``: games in which entrant ``i`` beat ``j``, ties counting one half."""
+    s_i, s_j = score[:, :, None], score[:, None, :]
+    return (s_i > s_j).sum(axis=0) + 0.5 * (s_i == s_j).sum(axis=0) * (
+        1 - np.eye(score.shape[1]))
+
+
+def bradley_terry(wins: np.ndarray, prior_ties: float = 1.0, iterations: int = 10000,
+                  tol: float = 1e-12) -> np.ndarray:
+    """Bradley-Terry strengths from a pairwise win matrix, as Elo-scale ratings.
+
+    ``wins[i, j]`` counts wins of ``i`` over ``j`` (ties as halves). ``prior_ties``
+    virtual ties are added to every pair. Fitted with Hunter's MM updates; returned as
+    ``1500 + 400 log10(strength)`` with the mean rating 1500.
+    """
+    w = np.asarray(wins, dtype=np.float64) + 0.5 * prior_ties * (1 - np.eye(len(wins)))
+    n = w + w.T
+    gamma = np.ones(len(w))
+    total = w.sum(axis=1)
+    for _ in range(iterations):
+        denom = (n / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        new = total / denom
+        new /= math.exp(np.log(new).mean())
+        if np.max(np.abs(new - gamma)) < tol:
+            gamma = new
+            break
+        gamma = new
+    return 1500.0 + 400.0 * np.log10(gamma)
+
+
+def summarise(res: Results) -> dict[str, Any]:
+    """The evaluator's table as a dict: per entrant statistics plus run facts."""
+    shares = win_shares(res.score)
+    rank = ranks(res.score)
+    rating = (bradley_terry(pairwise_wins(res.score)) if len(res.entrants) > 1
+              else np.full(1, math.nan))
+    per = []
+    for e, name in enumerate(res.entrants):
+        mean, ci = _mean_ci(res.score[:, e])
+        win, win_ci = _mean_ci(shares[:, e])
+        per.append({"agent": name, "mean_score": mean, "score_ci95": ci,
+                    "win_rate": win, "win_ci95": win_ci,
+                    "mean_rank": float(rank[:, e].mean()),
+                    "misthrows": float(res.misthrows[:, e].mean()),
+                    "full_rows": float(res.full_rows[:, e].mean()),
+                    "pentagon_columns": float(res.pentagon_columns[:, e].mean()),
+                    "rating": float(rating[e])})
+    return {"game": res.game, "players": res.num_players, "games": res.games,
+            "seed": res.seed, "seconds": res.seconds,
+            "games_per_second": res.games_per_second, "agents": per}
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The summary as a Markdown table (readable in a terminal too)."""
+    head = ("| agent | mean score | win rate | mean rank | misthrows | full rows "
+            "| pentagon cols | rating |")
+    lines = [head, "|" + "---|" * 8]
+    for a in summary["agents"]:
+        lines.append(
+            f"| {a['agent']} | {a['mean_score']:.2f} ± {a['score_ci95']:.2f} "
+            f"| {100 * a['win_rate']:.1f}% ± {100 * a['win_ci95']:.1f} "
+            f"| {a['mean_rank']:.3f} | {a['misthrows']:.2f} | {a['full_rows']:.2f} "
+            f"| {a['pentagon_columns']:.2f} | {a['rating']:.0f} |")
+    lines.append(f"\n{summary['games']} games ({summary['game']}, {summary['players']} "
+                 f"players, seed {summary['seed']}) in {summary['seconds']:.1f} s: "
+                 f"{summary['games_per_second']:.1f} games/s")
+    return "\n".join(lines)
+
+
+def write_csv(summary: dict[str, Any], path: str) -> None:
+    """One row per entrant with every statistic of the table."""
+    rows = summary["agents"]
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["game", "players", "games", "seed", *rows[0]])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({"game": summary["game"], "players": summary["players"],
+                             "games": summary["games"], "seed": summary["seed"], **row})
+
+
+def write_json(res: Results, path: str) -> None:
+    """The summary plus the per-game scores (``[game][entrant]``) and seats."""
+    data = {**res.summary, "entrants": res.entrants,
+            "per_game": {"score": res.score.tolist(), "seat": res.seat.tolist()}}
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1)
+
+
+def plot_scores(res: Results, path: str) -> None:
+    """PNG of each entrant's score distribution (step histograms, one per entrant)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    lo, hi = int(res.score.min()), int(res.score.max())
+    bins = np.arange(lo, hi + 2) - 0.5 if hi - lo < 120 else 60
+    for e, name in enumerate(res.entrants):
+        ax.hist(res.score[:, e], bins=bins, histtype="step", linewidth=1.5,
+                label=f"{name} (mean {res.score[:, e].mean():.1f})")
+    ax.set_xlabel("final score")
+    ax.set_ylabel("games")
+    ax.set_title(f"Qwinto {res.game}, {res.num_players} players, {res.games} games")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# -- command line -------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> Results:
+    parser = argparse.ArgumentParser(prog="python -m agents.evaluate",
+                                     description="Play a Qwinto tournament and print the table.")
+    parser.add_argument("--game", default="dice", choices=sorted(GAMES))
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--agents", default="expert,greedy",
+                        help="comma-separated specs, one per seat (or one for self-play)")
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--json", help="write the summary and per-game scores as JSON")
+    parser.add_argument("--csv", help="write the per-agent table as CSV")
+    parser.add_argument("--plot", help="write a PNG of the score distributions")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        res = play([s.strip() for s in args.agents.split(",")], game=args.game,
+                   num_players=args.players, games=args.games, seed=args.seed,
+                   workers=args.workers, progress=not args.quiet)
+    except ValueError as exc:
+        parser.exit(2, f"error: {exc}\n")
+    print(format_table(res.summary))
+    if args.json:
+        write_json(res, args.json)
+    if args.csv:
+        write_csv(res.summary, args.csv)
+    if args.plot:
+        plot_scores(res, args.plot)
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,338 @@
+"""The ``expert`` dice-game bot: a sheet evaluation plus exact one-roll lookahead.
+
+How it decides
+--------------
+It values a sheet by an estimate of its **final score**::
+
+    E = sum over rows     [ written + phi * F_row + w_full * phi**empty_row * Q_row * (R_row - 9) ]
+      + sum over 3-field columns  w_pent * P_col * pentagon_value
+      - 5 * misthrows
+
+* A row's empty fields form *segments* (runs of empty fields between written numbers,
+  or the row's ends). A segment of ``k`` fields between numbers ``lo`` and ``hi`` can
+  still take the values ``lo+1 .. hi-1``; its *capacity* ``W`` is the sum, over those
+  values, of how easily they can be rolled (the best probability over 1, 2 or 3 dice:
+  17 and 18 are rare, 7 is common). Each of its fields is filled with probability
+  ``p = min(1, (hi-lo-1)/k) * (1 - exp(-W / (k * tau)))`` and the whole segment with
+  ``q = p**k`` (0 when fewer values than fields remain). ``F_row`` sums ``p`` over
+  the empty fields, ``Q_row`` multiplies ``q`` over the segments.
+* A complete row scores its rightmost number instead of 9 counted numbers, so the
+  row adds ``Q_row * (R_row - 9)``, with ``R_row`` the rightmost number or, while it
+  is empty, an estimate (``lo + k + top_share * (18 - lo - k)``).
+* A 3-field column adds its pentagon number (written, or the value interpolated in
+  its segment) times the probability that its empty fields all fill.
+* ``phi`` (the horizon) scales every future fill by how many rolls the game probably
+  has left: ``L = rolls_per_entry * min over players of the fields they still need
+  for two complete rows``, and ``phi = min(1, (L + horizon_slack) / F)``, with ``F``
+  this player's expected future fills. Near the end, sure points beat flexibility.
+
+Every write is scored by how much it changes ``E`` (only the written row and the
+pentagon columns change; row models are cached by row content, so a turn costs one
+row recomputation). A write that ends the game (a second complete row) and a
+misthrow that does (the fourth) are scored by the exact final score instead.
+
+* **Entry**: the best legal write if it beats passing (0 for a bystander, the
+  misthrow's value for the active player).
+* **Dice choice**: for each of the 7 subsets, the exact expected value over its sum
+  distribution of ``max(best write, misthrow)``, with the re-roll option folded in
+  (``E[max(v, E[v])]``); the best subset is rolled.
+* **Re-roll**: when the expected value of a fresh roll beats the roll in hand by
+  ``reroll_margin``.
+
+Every tunable number is a field of :class:`ExpertParams`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from qwinto_env import rules
+from qwinto_env.dice import KEEP, PASS, REROLL, SUBSET_ROWS
+from qwinto_env.view import decode
+
+from .base import Agent, legal_indices
+from .dice_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
+
+__all__ = ["ExpertAgent", "ExpertParams"]
+
+NF, NR, TOP = rules.NUM_FIELDS, rules.NUM_ROWS, rules.MAX_VALUE
+_NEG = -1e9
+_PENTAGON_COLUMNS = rules.PENTAGON_COLUMNS
+#: Pentagon column index of each cell, or -1.
+_CELL_PCOL = [-1] * rules.NUM_CELLS
+for _j, (_cells, _) in enumerate(_PENTAGON_COLUMNS):
+    for _c in _cells:
+        _CELL_PCOL[_c] = _j
+
+
+@dataclass(frozen=True)
+class ExpertParams:
+    """Every tunable number of the expert, with the value it plays with by default."""
+
+    #: Capacity per field at which a segment's fill probability reaches 1 - 1/e.
+    tau: float = 0.12
+    #: Share of the room above a last segment that the rightmost number is expected to use.
+    top_share: float = 0.6
+    #: Weight of the complete-row bonus (rightmost number instead of 9).
+    w_full: float = 1.0
+    #: Weight of the pentagon-column term.
+    w_pent: float = 1.0
+    #: Rolls the game needs per field a player still lacks for two complete rows.
+    rolls_per_entry: float = 1.6
+    #: Rolls added to the horizon estimate before it caps future fills.
+    horizon_slack: float = 2.0
+    #: Extra cost of a misthrow beyond its 5 points (the risk of the fourth one).
+    misthrow_extra: float = 0.0
+    #: A re-roll is taken when it is expected to gain more than this.
+    reroll_margin: float = 0.0
+    #: A bystander writes only when the write gains more than this.
+    pass_margin: float = 0.0
+
+
+@dataclass
+class _RowModel:
+    """Evaluation of one row (9 values) and of every single write into it."""
+
+    F: float                      # expected future fills
+    Q: float                      # probability the row completes
+    R: float                      # rightmost number (written or estimated)
+    empty: int
+    written: int
+    p: list[float]                # per field: fill probability (1 when written)
+    est: list[float]              # per field: value (written or interpolated)
+    writes: dict[int, tuple[list[float], list[float], list[float]]]  # f -> newF, newQ, newR by v
+
+
+class _Tables:
+    """Segment fill and completion probabilities for one parameter set."""
+
+    def __init__(self, params: ExpertParams):
+        cum = np.concatenate([[0.0], np.cumsum(ATTAINABILITY[1:])])  # cum[x] = sum a(1..x)
+        self.params = params
+        size = TOP + 2
+        self.p = [[[0.0] * size for _ in range(size)] for _ in range(NF + 1)]
+        self.q = [[[0.0] * size for _ in range(size)] for _ in range(NF + 1)]
+        for lo in range(size):
+            for hi in range(lo + 1, size):
+                n_avail = hi - lo - 1
+                width = float(cum[min(hi - 1, TOP)] - cum[lo]) if n_avail else 0.0
+                self.q[0][lo][hi] = 1.0
+                for k in range(1, NF + 1):
+                    if n_avail == 0:
+                        continue
+                    p = min(1.0, n_avail / k) * (1.0 - math.exp(-width / (k * params.tau)))
+                    self.p[k][lo][hi] = p
+                    self.q[k][lo][hi] = p ** k if n_avail >= k else 0.0
+
+    def rightmost(self, k: int, lo: int) -> float:
+        """Expected rightmost number of a row whose last ``k`` fields follow ``lo``."""
+        base = lo + k
+        return base + self.params.top_share * max(0, TOP - base)
+
+    def row(self, row: tuple[int, ...]) -> _RowModel:
+        """Model of ``row`` and of each write into it (legality per segment bounds)."""
+        segs = []  # (start, end, lo, hi)
+        f, lo = 0, 0
+        while f < NF:
+            if row[f]:
+                lo = row[f]
+                f += 1
+                continue
+            start = f
+            while f < NF and not row[f]:
+                f += 1
+            hi = row[f] if f < NF else TOP + 1
+            segs.append((start, f - 1, lo, hi))
+        P, Qt = self.p, self.q
+        p_field = [1.0] * NF
+        est = [float(v) for v in row]
+        seg_q = []
+        F = 0.0
+        for start, end, lo, hi in segs:
+            k = end - start + 1
+            ps = P[k][lo][hi]
+            F += k * ps
+            seg_q.append(Qt[k][lo][hi])
+            for pos in range(k):
+                p_field[start + pos] = ps
+                est[start + pos] = lo + (pos + 1) * (min(hi, TOP + 0.5) - lo) / (k + 1)
+        Q = math.prod(seg_q)
+        if row[-1]:
+            R = float(row[-1])
+        elif segs:
+            start, end, lo, _ = segs[-1]
+            R = self.rightmost(end - start + 1, lo)
+        else:
+            R = float(row[-1])
+        writes = {}
+        for i, (start, end, lo, hi) in enumerate(segs):
+            k = end - start + 1
+            q_other = math.prod(seg_q[:i] + seg_q[i + 1:])
+            F_other = F - k * P[k][lo][hi]
+            last = hi == TOP + 1
+            for pos in range(k):
+                left, right = pos, k - pos - 1
+                newF = [0.0] * (TOP + 1)
+                newQ = [0.0] * (TOP + 1)
+                newR = [R] * (TOP + 1)
+                for v in range(lo + 1 + left, hi - right):  # room for the fields around it
+                    newF[v] = F_other + left * P[left][lo][v] + right * P[right][v][hi]
+                    newQ[v] = q_other * Qt[left][lo][v] * Qt[right][v][hi]
+                    if last:
+                        newR[v] = float(v) if right == 0 else self.rightmost(right, v)
+                # Values that leave too little room around them are legal but kill the row.
+                for v in list(range(lo + 1, min(lo + 1 + left, hi))) + \
+                        list(range(max(hi - right, lo + 1), hi)):
+                    newF[v] = F_other + left * P[left][lo][v] + right * P[right][v][hi]
+                    newQ[v] = 0.0
+                    if last:
+                        newR[v] = float(v) if right == 0 else self.rightmost(right, v)
+                writes[start + pos] = (newF, newQ, newR)
+        return _RowModel(F, Q, R, sum(1 for v in row if not v), sum(1 for v in row if v),
+                         p_field, est, writes)
+
+
+class ExpertAgent(Agent):
+    """The strongest hand-written dice-game player here; see the module docstring."""
+
+    name = "expert"
+
+    def __init__(self, game: str = "dice", num_players: int = 2,
+                 params: ExpertParams | None = None, **overrides: float):
+        super().__init__(game, num_players)
+        if game != "dice":
+            raise ValueError(f"the expert agent plays the dice game only, not {game!r}")
+        params = params or ExpertParams()
+        if overrides:
+            known = {f.name for f in fields(ExpertParams)}
+            unknown = sorted(set(overrides) - known)
+            if unknown:
+                raise ValueError(f"unknown expert parameter(s) {unknown}; known: {sorted(known)}")
+            params = ExpertParams(**{**params.__dict__, **overrides})
+        self.params = params
+        self._tables = _Tables(params)
+        self._row = functools.lru_cache(maxsize=1 << 16)(self._tables.row)
+        self._cache_key: bytes | None = None
+        self._cache: tuple | None = None
+
+    # -- evaluation ------------------------------------------------------------
+    def _analyse(self, view, key: bytes):
+        """Per-turn analysis of the own sheet: models, horizon, and the write table."""
+        if key == self._cache_key:
+            return self._cache
+        prm = self.params
+        cells = [int(c) for c in view.cells[0]]
+        rows = [self._row(tuple(cells[r * NF:(r + 1) * NF])) for r in range(NR)]
+        # Horizon: fields the fastest player still needs for two complete rows.
+        need = math.inf
+        for seat in range(view.num_players):
+            sc = view.cells[seat]
+            models = rows if seat == 0 else [
+                self._row(tuple(int(x) for x in sc[r * NF:(r + 1) * NF])) for r in range(NR)]
+            empties = sorted(m.empty for m in models if m.Q > 0.0)
+            if len(empties) >= 2:
+                need = min(need, empties[0] + empties[1])
+        F_total = sum(m.F for m in rows)
+        if math.isinf(need) or F_total <= 0.0:
+            phi = 1.0
+        else:
+            phi = min(1.0, (prm.rolls_per_entry * need + prm.horizon_slack) / F_total)
+        phi_pow = [phi ** m.empty for m in rows]
+        # Pentagon columns: probability of completion and the pentagon's value.
+        p_eff = [0.0] * rules.NUM_CELLS
+        for r, m in enumerate(rows):
+            for f in range(NF):
+                p_eff[r * NF + f] = 1.0 if cells[r * NF + f] else m.p[f] * phi
+        col_val = [rows[pc // NF].est[pc % NF] for _, pc in _PENTAGON_COLUMNS]
+        col_P = [math.prod(p_eff[c] for c in col) for col, _ in _PENTAGON_COLUMNS]
+        misthrows = int(view.misthrows[0])
+        row_terms = [m.written + phi * m.F + prm.w_full * phi_pow[r] * m.Q * (m.R - 9)
+                     for r, m in enumerate(rows)]
+        E = sum(row_terms) + prm.w_pent * sum(P * v for P, v in zip(col_P, col_val)) \
+            - rules.MISTHROW_PENALTY * misthrows
+        full = sum(1 for m in rows if m.empty == 0)
+        if misthrows + 1 >= rules.MAX_MISTHROWS:
+            misthrow_value = rules.cells_score(cells, misthrows + 1) - E
+        else:
+            misthrow_value = -rules.MISTHROW_PENALTY - prm.misthrow_extra
+        allowed = rules.cells_allowed_values(cells)
+        table = np.full((rules.NUM_CELLS, TOP + 1), _NEG)
+        for r, m in enumerate(rows):
+            base_row = row_terms[r]
+            ends_game = m.empty == 1 and full >= 1
+            for f, (newF, newQ, newR) in m.writes.items():
+                c = r * NF + f
+                bits = allowed[c]
+                if not bits:
+                    continue
+                j = _CELL_PCOL[c]
+                if j >= 0:
+                    col, pc = _PENTAGON_COLUMNS[j]
+                    P_others = math.prod(p_eff[x] for x in col if x != c)
+                    col_before = col_P[j] * col_val[j]
+                out = table[c]
+                after_pow = phi_pow[r] / phi if phi > 0 else 0.0
+                for v in range(1, TOP + 1):
+                    if not bits >> v & 1:
+                        continue
+                    if ends_game:
+                        cells[c] = v
+                        out[v] = rules.cells_score(cells, misthrows) - E
+                        cells[c] = 0
+                        continue
+                    d = (m.written + 1 + phi * newF[v]
+                         + prm.w_full * after_pow * newQ[v] * (newR[v] - 9) - base_row)
+                    if j >= 0:
+                        d += prm.w_pent * (P_others * (v if c == pc else col_val[j]) - col_before)
+                    out[v] = d
+        row_best = table.reshape(NR, NF, TOP + 1).max(axis=1)
+        self._cache_key = key
+        self._cache = (table, row_best, misthrow_value)
+        return self._cache
+
+    def _subset_values(self, row_best: np.ndarray, misthrow_value: float,
+                       subset: int) -> np.ndarray:
+        """Value of each rolled sum for ``subset``: the best write or the misthrow."""
+        best = row_best[list(SUBSET_ROWS[subset])].max(axis=0)
+        return np.maximum(best, misthrow_value)
+
+    # -- acting ----------------------------------------------------------------
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = legal_indices(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        obs = np.asarray(observation, dtype=np.float32)
+        view = decode(obs)
+        # The sheets and misthrows (everything but the roll) key the per-turn analysis.
+        key = obs[:view.num_players * (rules.NUM_CELLS + rules.MAX_MISTHROWS)].tobytes()
+        table, row_best, misthrow_value = self._analyse(view, key)
+        if view.phase == 0:
+            best_a, best_ev = int(legal[0]), -math.inf
+            for a in legal:
+                subset = int(a) - PASS
+                vals = self._subset_values(row_best, misthrow_value, subset)
+                dist = SUBSET_DISTRIBUTIONS[subset]
+                ev1 = float(dist @ vals)
+                ev = float(dist @ np.maximum(vals, ev1 + self.params.reroll_margin))
+                if ev > best_ev:
+                    best_a, best_ev = int(a), ev
+            return best_a
+        if view.phase == 1:
+            vals = self._subset_values(row_best, misthrow_value, view.subset)
+            ev1 = float(SUBSET_DISTRIBUTIONS[view.subset] @ vals)
+            if action_mask[REROLL] and ev1 > vals[view.value] + self.params.reroll_margin:
+                return REROLL
+            return KEEP
+        # entry
+        v = view.value
+        best_c, best_d = PASS, (misthrow_value if view.active == 0 else self.params.pass_margin)
+        for a in legal:
+            a = int(a)
+            if a < PASS and table[a, v] > best_d:
+                best_c, best_d = a, table[a, v]
+        return best_c
+

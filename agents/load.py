@@ -1,0 +1,102 @@
+"""``load(spec)``: the one call that turns a name or a file into a playable agent.
+
+==========================  ===================================================
+spec                        agent
+==========================  ===================================================
+``"random"``                :class:`agents.scripted.RandomAgent` (both games)
+``"greedy"``                :class:`agents.scripted.GreedyAgent` (dice)
+``"expert"``                :class:`agents.expert.ExpertAgent` (dice)
+a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
+                            (format in :mod:`agents.policy`)
+==========================  ===================================================
+
+``game`` and ``num_players`` say what the agent will play; a checkpoint must match
+them. Extra keyword arguments go to the agent's constructor (e.g.
+``load("expert", tau=0.1)`` or ``load("run.pt", deterministic=False)``).
+
+Errors (all ``ValueError`` subclasses, the message names the spec and the problem):
+:class:`AgentSpecError` for an unknown name or an agent that does not play the game,
+:class:`CheckpointNotFoundError` for a missing file,
+:class:`agents.policy.CheckpointError` for a corrupt file or a checkpoint made for
+another game or player count.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from .base import Agent
+
+__all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS"]
+
+#: Player counts of each game (the engines' limits).
+_PLAYERS = {"dice": range(1, 7), "cards": range(1, 5)}
+
+
+class AgentSpecError(ValueError):
+    """A spec that names no agent, or an agent that cannot play the requested game."""
+
+
+class CheckpointNotFoundError(AgentSpecError, FileNotFoundError):
+    """A spec that looks like a checkpoint path, but no such file exists."""
+
+
+def _random(**kw: Any) -> Agent:
+    from .scripted import RandomAgent
+    return RandomAgent(**kw)
+
+
+def _greedy(**kw: Any) -> Agent:
+    from .scripted import GreedyAgent
+    return GreedyAgent(**kw)
+
+
+def _expert(**kw: Any) -> Agent:
+    from .expert import ExpertAgent
+    return ExpertAgent(**kw)
+
+
+#: Built-in agent name -> (factory, games it plays).
+BUILTIN_AGENTS: dict[str, tuple[Callable[..., Agent], tuple[str, ...]]] = {
+    "random": (_random, ("dice", "cards")),
+    "greedy": (_greedy, ("dice",)),
+    "expert": (_expert, ("dice",)),
+}
+
+
+def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
+         **kwargs: Any) -> Agent:
+    """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
+    if game not in _PLAYERS:
+        raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(_PLAYERS)}")
+    if isinstance(num_players, bool) or not isinstance(num_players, int) \
+            or num_players not in _PLAYERS[game]:
+        r = _PLAYERS[game]
+        raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
+                             f"for the {game} game, got {num_players!r}")
+    if isinstance(spec, str) and spec in BUILTIN_AGENTS:
+        factory, games = BUILTIN_AGENTS[spec]
+        if game not in games:
+            raise AgentSpecError(f"agent {spec!r} does not play the {game} game "
+                                 f"(it plays: {', '.join(games)})")
+        return factory(game=game, num_players=num_players, **kwargs)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
+    path = os.fspath(spec)
+    looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
+    if not looks_like_path:
+        raise AgentSpecError(f"unknown agent spec {path!r}: expected one of "
+                             f"{sorted(BUILTIN_AGENTS)} or a path to a checkpoint file")
+    if not os.path.isfile(path):
+        raise CheckpointNotFoundError(f"checkpoint file {path!r} does not exist")
+    from .policy import CheckpointError, PolicyAgent, load_checkpoint
+
+    network, data = load_checkpoint(path)
+    if data["game"] != game or int(data["num_players"]) != num_players:
+        raise CheckpointError(f"checkpoint {path!r} is for the {data['game']} game with "
+                              f"{data['num_players']} players, not the {game} game with "
+                              f"{num_players} players")
+    agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
+    agent.name = os.path.basename(path)
+    return agent

@@ -1,0 +1,114 @@
+"""Simple scripted baselines: ``random`` (uniform legal) and ``greedy`` (natural positions).
+
+Both read the game through :func:`qwinto_env.view.decode` and the rules through
+:mod:`qwinto_env.rules`; neither ever picks an action outside the mask.
+
+``greedy`` for the dice game:
+
+* every field has a *natural value*, rising evenly along the sheet's 12 grid columns
+  from 1 (column 0) to 18 (column 11);
+* at entry it writes into the legal field whose natural value is closest to the roll,
+  if the distance is at most ``tolerance``; otherwise it passes, except when passing
+  is a misthrow (it is active): then it writes into the closest legal field anyway;
+* it rolls the dice subset with the highest probability of a value that fits some
+  field of the rolled colours within ``tolerance`` and re-rolls once when the first
+  roll fits nowhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qwinto_env import rules
+from qwinto_env.dice import KEEP, PASS, REROLL, SUBSET_ROWS
+from qwinto_env.view import decode
+
+from .base import Agent, legal_indices
+from .dice_tables import SUBSET_DISTRIBUTIONS
+
+__all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
+
+#: Natural value of every cell: 1 at grid column 0 rising evenly to 18 at column 11.
+NATURAL_VALUE = np.array([1 + col * (rules.MAX_VALUE - 1) / (rules.NUM_GRID_COLUMNS - 1)
+                          for col in rules.CELL_COLUMN])
+
+
+class RandomAgent(Agent):
+    """Uniformly random legal actions (for either game, any player count)."""
+
+    name = "random"
+    supports_batch = True
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.rng.choice(legal_indices(action_mask)))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks) > 0
+        if not masks.any(axis=1).all():
+            legal_indices(np.zeros(1))  # raises the no-legal-action error
+        # Uniform over the legal entries: the argmax of random keys restricted to the mask.
+        keys = np.where(masks, self.rng.random(masks.shape), -1.0)
+        return keys.argmax(axis=1).astype(np.int64)
+
+
+class GreedyAgent(Agent):
+    """Writes where the roll fits a field's natural value; see the module docstring."""
+
+    name = "greedy"
+
+    def __init__(self, game: str = "dice", num_players: int = 2, tolerance: float = 1.5):
+        super().__init__(game, num_players)
+        if game != "dice":
+            raise ValueError(f"the greedy agent plays the dice game only, not {game!r}")
+        self.tolerance = float(tolerance)
+        # Per cell, the values within ``tolerance`` of its natural value, as a bitmask.
+        self._near_bits = [sum(1 << v for v in range(1, rules.MAX_VALUE + 1)
+                               if abs(NATURAL_VALUE[c] - v) <= self.tolerance)
+                           for c in range(rules.NUM_CELLS)]
+
+    def _fit(self, cells: np.ndarray, value: int, rows: tuple[int, ...]) -> tuple[int, float]:
+        """Closest legal cell for ``value`` in ``rows`` and its distance (-1, inf if none)."""
+        allowed = rules.cells_allowed_values([int(c) for c in cells])
+        best, dist = -1, np.inf
+        for r in rows:
+            for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS):
+                if allowed[c] >> value & 1:
+                    d = abs(NATURAL_VALUE[c] - value)
+                    if d < dist:
+                        best, dist = c, d
+        return best, dist
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = legal_indices(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        view = decode(observation)
+        cells = view.cells[0]
+        if view.phase == 0:  # choose dice
+            allowed = rules.cells_allowed_values([int(c) for c in cells])
+            fit_bits = [0, 0, 0]  # per row, the values that fit some field within tolerance
+            for c in range(rules.NUM_CELLS):
+                fit_bits[c // rules.NUM_FIELDS] |= allowed[c] & self._near_bits[c]
+            best_a, best_p = int(legal[-1]), -1.0
+            for a in legal:
+                subset = int(a) - PASS
+                bits = 0
+                for r in SUBSET_ROWS[subset]:
+                    bits |= fit_bits[r]
+                p = float(SUBSET_DISTRIBUTIONS[subset] @ _bits_to_mask(bits))
+                if p > best_p:
+                    best_a, best_p = int(a), p
+            return best_a
+        if view.phase == 1:  # keep or re-roll
+            _, dist = self._fit(cells, view.value, view.rows)
+            return REROLL if dist > self.tolerance and action_mask[REROLL] else KEEP
+        cell, dist = self._fit(cells, view.value, view.rows)
+        if cell >= 0 and (dist <= self.tolerance or view.active == 0):
+            return cell
+        return PASS
+
+
+
+def _bits_to_mask(bits: int) -> np.ndarray:
+    """A value bitmask (bit v for value v) as a 0/1 float vector indexed by value 0..18."""
+    return np.array([bits >> v & 1 for v in range(rules.MAX_VALUE + 1)], dtype=np.float64)
