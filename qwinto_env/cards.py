@@ -138,8 +138,14 @@ NUM_STACKS = 4
 #: Colour and value of each card id.
 CARD_COLOUR: tuple[int, ...] = tuple(c // len(CARD_VALUES) for c in range(DECK_SIZE))
 CARD_VALUE: tuple[int, ...] = tuple(CARD_VALUES[c % len(CARD_VALUES)] for c in range(DECK_SIZE))
+#: ``(colour name, value)`` of each card id.
+CARD_TUPLES: tuple[tuple[str, int], ...] = tuple(
+    (COLOUR_NAMES[CARD_COLOUR[c]], CARD_VALUE[c]) for c in range(DECK_SIZE))
 #: Bit r (row r) set for a non-grey card of colour r; 0 for grey.
 CARD_COLOUR_BIT: tuple[int, ...] = tuple(0 if k == GREY else 1 << k for k in CARD_COLOUR)
+#: The rows (colours) of each colour bitmask 0..7.
+COLOUR_ROWS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1) for mask in range(8))
 #: The two stacks orthogonally adjacent to each stack of the square ``0 1 / 2 3``.
 NEIGHBOURS: tuple[tuple[int, int], ...] = ((1, 2), (0, 3), (0, 3), (1, 2))
 #: ``OTHER_NEIGHBOUR[b][a]``: the neighbour of ``b`` that is not ``a`` (-1 if not adjacent).
@@ -202,7 +208,7 @@ def card_name(card: int) -> str:
 
 def card_tuple(card: int) -> tuple[str, int]:
     """``(colour name, value)`` of a card id, the form used in ``infos``."""
-    return COLOUR_NAMES[CARD_COLOUR[card]], CARD_VALUE[card]
+    return CARD_TUPLES[card]
 
 
 def play_result(hand: Sequence[int], tops: Sequence[int], action: int) -> tuple[int, int]:
@@ -302,10 +308,10 @@ class CardGame(Game):
         self.turn = 0
         self.reshuffles = 0
         self.last_entries: list[int] = [PASS] * n
-        # Seat sheet/misthrow features change only at entry and are kept up to date
-        # there; the rest is rebuilt lazily once per step.
+        # The feature vector is kept up to date by every change of state (a few
+        # scalar writes per step instead of re-encoding ~100 one-hot bits).
         self._feats = np.zeros(self._size, dtype=np.float32)
-        self._feats_fresh = False
+        self._encode_all()
         self._legal: list[list[int]] | None = None
 
     @staticmethod
@@ -351,7 +357,7 @@ class CardGame(Game):
             if not 1 <= value <= rules.MAX_VALUE or not self.colours:
                 return [PASS]
             allowed = self._allowed[seat]
-            legal = [c for r in range(rules.NUM_ROWS) if self.colours >> r & 1
+            legal = [c for r in COLOUR_ROWS[self.colours]
                      for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS)
                      if allowed[c] >> value & 1]
             legal.append(PASS)
@@ -381,7 +387,6 @@ class CardGame(Game):
         else:
             chance = None
         self._legal = None
-        self._feats_fresh = False
         if self.phase == PLAY:
             self._play(actions[self.active])
         else:
@@ -397,6 +402,7 @@ class CardGame(Game):
             hand.remove(card)
         self.played = list(zip(cards, stacks))
         self.phase = ENTRY
+        self._encode_play(stacks)
 
     def _enter(self, actions: list[int], chance: list[int] | None) -> None:
         value = self.value
@@ -418,17 +424,16 @@ class CardGame(Game):
         else:
             self.active = nxt
             self.phase = PLAY
+        self._encode_turn_end(active)
 
     def _write(self, seat: int, cell: int, value: int) -> None:
         super()._write(seat, cell, value)
         self._feats[seat * PUBLIC_BLOCK + cell] = value / rules.MAX_VALUE
         self._legal = None
-        self._feats_fresh = False
 
     def _misthrow(self, seat: int) -> None:
         super()._misthrow(seat)
         self._feats[seat * PUBLIC_BLOCK + rules.NUM_CELLS + self.misthrows[seat] - 1] = 1.0
-        self._feats_fresh = False
 
     def _refill(self, seat: int, chance: list[int] | None) -> bool:
         """Draw ``seat`` back up to 3 cards; whether the draw pile is empty afterwards."""
@@ -452,50 +457,85 @@ class CardGame(Game):
             del stack[:-1]
         self._pile[:] = chance[::-1]
         self.reshuffles += 1
+        base = self._common_start + C_COVERED
+        self._feats[base:base + DECK_SIZE] = 0.0
 
     # -- observation ---------------------------------------------------------
     def features(self) -> np.ndarray:
-        if not self._feats_fresh:
-            self._refresh_features()
         return self._feats.copy()
 
-    def _refresh_features(self) -> None:
+    def _encode_card(self, off: int, card: int) -> None:
         feats = self._feats
-        n = self.num_players
-        for seat in range(n):
-            feats[seat * PUBLIC_BLOCK + PUBLIC_BLOCK - 1] = len(self.hands[seat]) / HAND_SIZE
-        base = self._active_start
-        feats[base:] = 0.0
-        feats[base + self.active] = 1.0
-        for seat, hand in enumerate(self.hands):
-            off = self._hands_start + seat * HAND_BLOCK
-            for card in hand:
-                feats[off + _CARD_COLOUR_FEAT[card]] = 1.0
-                feats[off + _CARD_VALUE_FEAT[card]] = 1.0
-                off += CARD_FEATS
+        feats[off:off + CARD_FEATS] = 0.0
+        feats[off + _CARD_COLOUR_FEAT[card]] = 1.0
+        feats[off + _CARD_VALUE_FEAT[card]] = 1.0
+
+    def _encode_hand(self, seat: int) -> None:
+        feats = self._feats
+        hand = self.hands[seat]
+        off = self._hands_start + seat * HAND_BLOCK
+        feats[off:off + HAND_BLOCK] = 0.0
+        for card in hand:
+            feats[off + _CARD_COLOUR_FEAT[card]] = 1.0
+            feats[off + _CARD_VALUE_FEAT[card]] = 1.0
+            off += CARD_FEATS
+        feats[seat * PUBLIC_BLOCK + PUBLIC_BLOCK - 1] = len(hand) / HAND_SIZE
+
+    def _encode_all(self) -> None:
+        """Encode everything but the sheets from scratch (new game or edited state)."""
+        feats = self._feats
         base = self._common_start
+        feats[self._active_start:] = 0.0
+        feats[self._active_start + self.active] = 1.0
+        for seat in range(self.num_players):
+            self._encode_hand(seat)
         if self.phase != OVER:
             feats[base + C_PHASE + self.phase] = 1.0
         for t, stack in enumerate(self.stacks):
-            off = base + C_TOPS + t * CARD_FEATS
-            top = stack[-1]
-            feats[off + _CARD_COLOUR_FEAT[top]] = 1.0
-            feats[off + _CARD_VALUE_FEAT[top]] = 1.0
+            self._encode_card(base + C_TOPS + t * CARD_FEATS, stack[-1])
             for card in stack[:-1]:
                 feats[base + C_COVERED + card] = 1.0
         feats[base + C_PILE] = len(self._pile) / MAX_PILE
         if self.played:
-            for _, t in self.played:
-                feats[base + C_PLAYED + t] = 1.0
-            feats[base + C_COUNTING + self.played[-1][1]] = 1.0
-            value = self.value
-            if 1 <= value <= rules.MAX_VALUE:
-                feats[base + C_VALUE + value - 1] = 1.0
-            feats[base + C_RAW_VALUE] = (value - MIN_PLAY_VALUE) / PLAY_VALUE_SPAN
-            for r in range(rules.NUM_ROWS):
-                if self.colours >> r & 1:
-                    feats[base + C_COLOURS + r] = 1.0
-        self._feats_fresh = True
+            self._encode_announcement()
+
+    def _encode_announcement(self) -> None:
+        feats = self._feats
+        base = self._common_start
+        for _, t in self.played:
+            feats[base + C_PLAYED + t] = 1.0
+        feats[base + C_COUNTING + self.played[-1][1]] = 1.0
+        value = self.value
+        if 1 <= value <= rules.MAX_VALUE:
+            feats[base + C_VALUE + value - 1] = 1.0
+        feats[base + C_RAW_VALUE] = (value - MIN_PLAY_VALUE) / PLAY_VALUE_SPAN
+        for r in COLOUR_ROWS[self.colours]:
+            feats[base + C_COLOURS + r] = 1.0
+
+    def _encode_play(self, stacks: Sequence[int]) -> None:
+        """Features after the active player played onto ``stacks``."""
+        feats = self._feats
+        base = self._common_start
+        self._encode_hand(self.active)
+        for stack in stacks:
+            self._encode_card(base + C_TOPS + stack * CARD_FEATS, self.stacks[stack][-1])
+            feats[base + C_COVERED + self.stacks[stack][-2]] = 1.0
+        feats[base + C_PHASE + PLAY] = 0.0
+        feats[base + C_PHASE + ENTRY] = 1.0
+        self._encode_announcement()
+
+    def _encode_turn_end(self, refilled: int) -> None:
+        """Features after the entry, the refill of seat ``refilled`` and the end check."""
+        feats = self._feats
+        base = self._common_start
+        self._encode_hand(refilled)
+        feats[base + C_PILE] = len(self._pile) / MAX_PILE
+        feats[base + C_PLAYED:base + COMMON] = 0.0
+        feats[base + C_PHASE + ENTRY] = 0.0
+        if self.phase == PLAY:
+            feats[base + C_PHASE + PLAY] = 1.0
+        feats[self._active_start + refilled] = 0.0
+        feats[self._active_start + self.active] = 1.0
 
     def observation_index(self, seat: int) -> np.ndarray:
         return self._obs_index[seat]
@@ -508,21 +548,20 @@ class CardGame(Game):
         the active player has played, else ``None``. ``reroll_available`` is always
         ``False`` (the card game has no re-roll).
         """
-        played = tuple((card_tuple(card), stack) for card, stack in self.played)
+        played = tuple((CARD_TUPLES[card], stack) for card, stack in self.played)
         roll = None
         if played:
-            roll = {"colours": tuple(rules.ROW_NAMES[r] for r in range(rules.NUM_ROWS)
-                                     if self.colours >> r & 1),
+            roll = {"colours": tuple(rules.ROW_NAMES[r] for r in COLOUR_ROWS[self.colours]),
                     "value": self.value, "cards": tuple(card for card, _ in played)}
         return {"phase": PHASE_NAMES[self.phase], "roll": roll, "active_player": self.active,
                 "reroll_available": False, "played": played,
-                "stacks": tuple(card_tuple(top) for top in self.tops()),
+                "stacks": tuple(CARD_TUPLES[stack[-1]] for stack in self.stacks),
                 "pile_size": len(self._pile),
                 "hand_sizes": tuple(len(hand) for hand in self.hands)}
 
     def private_info(self, seat: int) -> dict[str, Any]:
         """``seat``'s own hand as ``(colour, value)`` tuples, in slot order."""
-        return {"hand": tuple(card_tuple(card) for card in self.hands[seat])}
+        return {"hand": tuple(map(CARD_TUPLES.__getitem__, self.hands[seat]))}
 
     def render(self) -> str:
         from .render import render_sheets  # render is a leaf; import lazily for speed

@@ -68,7 +68,7 @@ def bury(game, keep):
     pile = game.draw_pile()
     game._pile[:] = pile[:keep][::-1]
     game.stacks[0][:-1] = pile[keep:]
-    game._feats_fresh = False
+    game._encode_all()
 
 
 TOPS = [card("orange", 1), card("yellow", 2), card("grey", 4), card("purple", 6)]
@@ -449,7 +449,7 @@ def reference_play_actions(hand):
     return legal
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), players=st.integers(1, 4),
        empty_pile=st.sampled_from(cards.EMPTY_PILE_RULES), pass_bias=st.floats(0.0, 0.8))
 def test_random_games_obey_the_rules(seed, players, empty_pile, pass_bias):
@@ -460,6 +460,9 @@ def test_random_games_obey_the_rules(seed, players, empty_pile, pass_bias):
         if game.done:
             break
         assert all_cards(game) == list(range(32))       # deck conservation
+        incremental = game.features()
+        game._encode_all()                               # the same features from scratch
+        assert np.array_equal(game.features(), incremental)
         assert all(h == sorted(h) and len(h) <= 3 for h in game.hands)
         active, hand, tops = game.active, list(game.hands[game.active]), game.tops()
         if game.phase == PLAY:
