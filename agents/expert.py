@@ -1,4 +1,4 @@
-"""The ``expert`` dice-game bot: a sheet evaluation plus exact one-roll lookahead.
+"""The ``expert`` bot: a sheet evaluation plus exact one-roll lookahead (dice and cards).
 
 How it decides
 --------------
@@ -38,6 +38,10 @@ misthrow that does (the fourth) are scored by the exact final score instead.
   (``E[max(v, E[v])]``); the best subset is rolled.
 * **Re-roll**: when the expected value of a fresh roll beats the roll in hand by
   ``reroll_margin``.
+* **Card play** (card game): every legal single and double play announces a known
+  value and colours (hand and stack tops are visible), so each is scored exactly by
+  its best write (or the misthrow); the best is played. The sheet evaluation is the
+  same, with the card sums' distribution as the attainability of values.
 
 Every tunable number is a field of :class:`ExpertParams`.
 """
@@ -50,12 +54,12 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from qwinto_env import rules
-from qwinto_env.dice import KEEP, PASS, REROLL, SUBSET_ROWS
-from qwinto_env.view import decode
+from qwinto_env import cards, rules
+from qwinto_env.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
+from qwinto_env.view import decode, decode_cards
 
 from .base import Agent, legal_indices
-from .dice_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
+from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
 
 __all__ = ["ExpertAgent", "ExpertParams"]
 
@@ -86,7 +90,7 @@ class ExpertParams:
     #: Rolls added to the horizon estimate before it caps future fills.
     horizon_slack: float = 2.0
     #: Extra cost of a misthrow beyond its 5 points (the risk of the fourth one).
-    misthrow_extra: float = 0.0
+    misthrow_extra: float = 5.0
     #: A re-roll is taken when it is expected to gain more than this.
     reroll_margin: float = 0.0
     #: A bystander writes only when the write gains more than this.
@@ -110,8 +114,8 @@ class _RowModel:
 class _Tables:
     """Segment fill and completion probabilities for one parameter set."""
 
-    def __init__(self, params: ExpertParams):
-        cum = np.concatenate([[0.0], np.cumsum(ATTAINABILITY[1:])])  # cum[x] = sum a(1..x)
+    def __init__(self, params: ExpertParams, attainability: np.ndarray):
+        cum = np.concatenate([[0.0], np.cumsum(attainability[1:])])  # cum[x] = sum a(1..x)
         self.params = params
         size = TOP + 2
         self.p = [[[0.0] * size for _ in range(size)] for _ in range(NF + 1)]
@@ -204,8 +208,8 @@ class ExpertAgent(Agent):
     def __init__(self, game: str = "dice", num_players: int = 2,
                  params: ExpertParams | None = None, **overrides: float):
         super().__init__(game, num_players)
-        if game != "dice":
-            raise ValueError(f"the expert agent plays the dice game only, not {game!r}")
+        if game not in ATTAINABILITY:
+            raise ValueError(f"unknown game {game!r}; the expert plays {sorted(ATTAINABILITY)}")
         params = params or ExpertParams()
         if overrides:
             known = {f.name for f in fields(ExpertParams)}
@@ -214,14 +218,16 @@ class ExpertAgent(Agent):
                 raise ValueError(f"unknown expert parameter(s) {unknown}; known: {sorted(known)}")
             params = ExpertParams(**{**params.__dict__, **overrides})
         self.params = params
-        self._tables = _Tables(params)
+        self._tables = _Tables(params, ATTAINABILITY[game])
         self._row = functools.lru_cache(maxsize=1 << 16)(self._tables.row)
         self._cache_key: bytes | None = None
         self._cache: tuple | None = None
 
     # -- evaluation ------------------------------------------------------------
-    def _analyse(self, view, key: bytes):
+    def _analyse(self, view):
         """Per-turn analysis of the own sheet: models, horizon, and the write table."""
+        # The sheets and misthrows (everything but the roll or play) key the analysis.
+        key = view.cells.tobytes() + view.misthrows.tobytes()
         if key == self._cache_key:
             return self._cache
         prm = self.params
@@ -305,12 +311,15 @@ class ExpertAgent(Agent):
         legal = legal_indices(action_mask)
         if legal.size == 1:
             return int(legal[0])
-        obs = np.asarray(observation, dtype=np.float32)
-        view = decode(obs)
-        # The sheets and misthrows (everything but the roll) key the per-turn analysis.
-        key = obs[:view.num_players * (rules.NUM_CELLS + rules.MAX_MISTHROWS)].tobytes()
-        table, row_best, misthrow_value = self._analyse(view, key)
-        if view.phase == 0:
+        if self.game == "cards":
+            view = decode_cards(observation)
+            table, row_best, misthrow_value = self._analyse(view)
+            if view.phase == cards.PLAY:
+                return self._card_play(view, legal, row_best, misthrow_value)
+            return self._entry(view, legal, table, misthrow_value)
+        view = decode(observation)
+        table, row_best, misthrow_value = self._analyse(view)
+        if view.phase == CHOOSE:
             best_a, best_ev = int(legal[0]), -math.inf
             for a in legal:
                 subset = int(a) - PASS
@@ -321,13 +330,16 @@ class ExpertAgent(Agent):
                 if ev > best_ev:
                     best_a, best_ev = int(a), ev
             return best_a
-        if view.phase == 1:
+        if view.phase == REROLL_DECISION:
             vals = self._subset_values(row_best, misthrow_value, view.subset)
             ev1 = float(SUBSET_DISTRIBUTIONS[view.subset] @ vals)
             if action_mask[REROLL] and ev1 > vals[view.value] + self.params.reroll_margin:
                 return REROLL
             return KEEP
-        # entry
+        return self._entry(view, legal, table, misthrow_value)
+
+    def _entry(self, view, legal: np.ndarray, table: np.ndarray, misthrow_value: float) -> int:
+        """The best write of the announced value, or pass when passing is worth more."""
         v = view.value
         best_c, best_d = PASS, (misthrow_value if view.active == 0 else self.params.pass_margin)
         for a in legal:
@@ -336,3 +348,18 @@ class ExpertAgent(Agent):
                 best_c, best_d = a, table[a, v]
         return best_c
 
+    @staticmethod
+    def _card_play(view, legal: np.ndarray, row_best: np.ndarray,
+                   misthrow_value: float) -> int:
+        """The play whose announced value and colours allow the best write (exact: the
+        hand and the stack tops are known)."""
+        best_a, best_val = int(legal[0]), -math.inf
+        for a in legal:
+            value, colours = cards.play_result(view.hand, view.tops, int(a))
+            val = misthrow_value
+            if 1 <= value <= TOP:
+                for r in cards.COLOUR_ROWS[colours]:
+                    val = max(val, float(row_best[r, value]))
+            if val > best_val:
+                best_a, best_val = int(a), val
+        return best_a

@@ -4,8 +4,8 @@
 spec                        agent
 ==========================  ===================================================
 ``"random"``                :class:`agents.scripted.RandomAgent` (both games)
-``"greedy"``                :class:`agents.scripted.GreedyAgent` (dice)
-``"expert"``                :class:`agents.expert.ExpertAgent` (dice)
+``"greedy"``                :class:`agents.scripted.GreedyAgent` (both games)
+``"expert"``                :class:`agents.expert.ExpertAgent` (both games)
 a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
                             (format in :mod:`agents.policy`)
 ==========================  ===================================================
@@ -60,8 +60,8 @@ def _expert(**kw: Any) -> Agent:
 #: Built-in agent name -> (factory, games it plays).
 BUILTIN_AGENTS: dict[str, tuple[Callable[..., Agent], tuple[str, ...]]] = {
     "random": (_random, ("dice", "cards")),
-    "greedy": (_greedy, ("dice",)),
-    "expert": (_expert, ("dice",)),
+    "greedy": (_greedy, ("dice", "cards")),
+    "expert": (_expert, ("dice", "cards")),
 }
 
 

@@ -1,5 +1,7 @@
 """Simple scripted baselines: ``random`` (uniform legal) and ``greedy`` (natural positions).
 
+Both play both games (dice and cards) with any player count.
+
 Both read the game through :func:`qwinto_env.view.decode` and the rules through
 :mod:`qwinto_env.rules`; neither ever picks an action outside the mask.
 
@@ -13,18 +15,21 @@ Both read the game through :func:`qwinto_env.view.decode` and the rules through
 * it rolls the dice subset with the highest probability of a value that fits some
   field of the rolled colours within ``tolerance`` and re-rolls once when the first
   roll fits nowhere.
+
+``greedy`` for the card game enters the same way and plays the card(s) whose announced
+value fits some field of the announced colours most closely.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from qwinto_env import rules
-from qwinto_env.dice import KEEP, PASS, REROLL, SUBSET_ROWS
-from qwinto_env.view import decode
+from qwinto_env import cards, rules
+from qwinto_env.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
+from qwinto_env.view import decode, decode_cards
 
 from .base import Agent, legal_indices
-from .dice_tables import SUBSET_DISTRIBUTIONS
+from .chance_tables import SUBSET_DISTRIBUTIONS
 
 __all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
 
@@ -58,8 +63,8 @@ class GreedyAgent(Agent):
 
     def __init__(self, game: str = "dice", num_players: int = 2, tolerance: float = 1.5):
         super().__init__(game, num_players)
-        if game != "dice":
-            raise ValueError(f"the greedy agent plays the dice game only, not {game!r}")
+        if game not in ("dice", "cards"):
+            raise ValueError(f"unknown game {game!r}; the greedy agent plays dice and cards")
         self.tolerance = float(tolerance)
         # Per cell, the values within ``tolerance`` of its natural value, as a bitmask.
         self._near_bits = [sum(1 << v for v in range(1, rules.MAX_VALUE + 1)
@@ -82,9 +87,14 @@ class GreedyAgent(Agent):
         legal = legal_indices(action_mask)
         if legal.size == 1:
             return int(legal[0])
+        if self.game == "cards":
+            view = decode_cards(observation)
+            if view.phase == cards.PLAY:
+                return self._card_play(view.cells[0], view, legal)
+            return self._entry(view)
         view = decode(observation)
         cells = view.cells[0]
-        if view.phase == 0:  # choose dice
+        if view.phase == CHOOSE:
             allowed = rules.cells_allowed_values([int(c) for c in cells])
             fit_bits = [0, 0, 0]  # per row, the values that fit some field within tolerance
             for c in range(rules.NUM_CELLS):
@@ -99,13 +109,31 @@ class GreedyAgent(Agent):
                 if p > best_p:
                     best_a, best_p = int(a), p
             return best_a
-        if view.phase == 1:  # keep or re-roll
+        if view.phase == REROLL_DECISION:
             _, dist = self._fit(cells, view.value, view.rows)
             return REROLL if dist > self.tolerance and action_mask[REROLL] else KEEP
-        cell, dist = self._fit(cells, view.value, view.rows)
+        return self._entry(view)
+
+    def _entry(self, view) -> int:
+        """Write at the closest fit, or pass (the active player passes only when forced)."""
+        if not 1 <= view.value <= rules.MAX_VALUE:
+            return PASS
+        cell, dist = self._fit(view.cells[0], view.value, view.rows)
         if cell >= 0 and (dist <= self.tolerance or view.active == 0):
             return cell
         return PASS
+
+    def _card_play(self, cells: np.ndarray, view, legal: np.ndarray) -> int:
+        """The play whose announced value fits some field of its colours best."""
+        best_a, best_dist = int(legal[0]), np.inf
+        for a in legal:
+            value, colours = cards.play_result(view.hand, view.tops, int(a))
+            if not 1 <= value <= rules.MAX_VALUE:
+                continue
+            _, dist = self._fit(cells, value, cards.COLOUR_ROWS[colours])
+            if dist < best_dist:
+                best_a, best_dist = int(a), dist
+        return best_a
 
 
 

@@ -6,7 +6,9 @@ observation, or a batch of them, back into named numpy arrays: every sheet, ever
 misthrow count, the active seat, the phase, the roll and whether a re-roll is left.
 It inverts the layout documented in :mod:`qwinto_env.parallel` using the constants of
 :mod:`qwinto_env.dice`, and a test checks that the view equals the engine's own state
-on random games.
+on random games. :func:`decode_cards` does the same for the card game (layout and
+constants in :mod:`qwinto_env.cards`): sheets, misthrows, hand sizes, the observer's
+own hand, the stack tops, the draw-pile size, the phase and the announced play.
 
 Seats are **relative**, as in the observation: seat 0 is the observer, seat ``k`` the
 ``k``-th seat after it in turn order.
@@ -26,9 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rules
+from . import cards as _cards
 from .dice import COMMON, PHASE_NAMES, SEAT_BLOCK, SUBSET_ROWS, OVER
 
-__all__ = ["DiceView", "decode", "dice_num_players"]
+__all__ = ["DiceView", "CardsView", "decode", "decode_cards", "dice_num_players",
+           "cards_num_players"]
 
 
 class ObservationLayoutError(ValueError):
@@ -122,3 +126,114 @@ def decode(obs: np.ndarray) -> DiceView:
                         bool(reroll))
     return DiceView(cells, misthrows, active.astype(np.int64), phase.astype(np.int64),
                     subset.astype(np.int64), value.astype(np.int64), reroll)
+
+
+# -- the card game -------------------------------------------------------------------
+
+def cards_num_players(obs_size: int) -> int:
+    """Number of players of a card-game observation of length ``obs_size`` (``33n + 149``)."""
+    n, rest = divmod(int(obs_size) - _cards.HAND_BLOCK - _cards.COMMON,
+                     _cards.PUBLIC_BLOCK + 1)
+    if rest or not 1 <= n <= 4:
+        raise ObservationLayoutError(
+            f"an observation of length {obs_size} is not a card-game observation "
+            f"(expected 33*n + 149 for n = 1..4 players)")
+    return n
+
+
+@dataclass(frozen=True)
+class CardsView:
+    """One card-game observation (single observations only).
+
+    Attributes:
+        cells: ``(n, 27)`` int, per relative seat the sheet (0 = empty).
+        misthrows: ``(n,)`` int.
+        hand_sizes: ``(n,)`` int, cards in each seat's hand.
+        active: relative seat of the active player.
+        hand: the observer's hand as card ids in slot order (sorted; empty slots left out).
+        phase: 0 play, 1 entry, 2 over (see ``qwinto_env.cards``).
+        tops: the four stack tops (card ids), stacks 0..3.
+        pile_size: cards left in the draw pile.
+        covered: ``(32,)`` bool, the cards lying under the tops.
+        played: ``(4,)`` bool, the stacks that received a card this turn.
+        counting_stack: the stack whose card's neighbours count, -1 before the play.
+        value: the announced value (-6..18), 0 before the play.
+        colours: bitmask of the announced colours (bit r = row r), 0 before the play.
+    """
+
+    cells: np.ndarray
+    misthrows: np.ndarray
+    hand_sizes: np.ndarray
+    active: int
+    hand: tuple[int, ...]
+    phase: int
+    tops: tuple[int, ...]
+    pile_size: int
+    covered: np.ndarray
+    played: np.ndarray
+    counting_stack: int
+    value: int
+    colours: int
+
+    @property
+    def num_players(self) -> int:
+        return int(self.cells.shape[0])
+
+    @property
+    def sheets(self) -> np.ndarray:
+        return self.cells.reshape(-1, rules.NUM_ROWS, rules.NUM_FIELDS)
+
+    @property
+    def phase_name(self) -> str:
+        return _cards.PHASE_NAMES[self.phase]
+
+    @property
+    def rows(self) -> tuple[int, ...]:
+        """Row indices of the announced colours."""
+        return _cards.COLOUR_ROWS[self.colours]
+
+
+def _card_ids(block: np.ndarray) -> list[int]:
+    """Card ids of consecutive ``feat(card)`` blocks; -1 for an all-zero (empty) block."""
+    feats = block.reshape(-1, _cards.CARD_FEATS)
+    colour = feats[:, :_cards.NUM_COLOURS].argmax(1)
+    value = feats[:, _cards.NUM_COLOURS:].argmax(1)
+    present = feats.max(1) > 0.5
+    return [int(c * len(_cards.CARD_VALUES) + v) if p else -1
+            for c, v, p in zip(colour, value, present)]
+
+
+def decode_cards(obs: np.ndarray) -> CardsView:
+    """Decode one card-game observation ``(33n+149,)``; see :class:`CardsView`."""
+    arr = np.asarray(obs, dtype=np.float32)
+    if arr.ndim != 1:
+        raise ObservationLayoutError(f"expected one card-game observation (1-D), got shape "
+                                     f"{arr.shape}")
+    n = cards_num_players(arr.shape[0])
+    pb = _cards.PUBLIC_BLOCK
+    seats = arr[:n * pb].reshape(n, pb)
+    cells = np.rint(seats[:, :rules.NUM_CELLS] * rules.MAX_VALUE).astype(np.int64)
+    misthrows = np.rint(seats[:, rules.NUM_CELLS:rules.NUM_CELLS + rules.MAX_MISTHROWS]
+                        .sum(1)).astype(np.int64)
+    hand_sizes = np.rint(seats[:, -1] * _cards.HAND_SIZE).astype(np.int64)
+    base = n * pb
+    active = int(arr[base:base + n].argmax())
+    base += n
+    hand = tuple(c for c in _card_ids(arr[base:base + _cards.HAND_BLOCK]) if c >= 0)
+    common = arr[base + _cards.HAND_BLOCK:]
+    phase_bits = common[_cards.C_PHASE:_cards.C_PHASE + 2]
+    phase = int(phase_bits.argmax()) if phase_bits.max() > 0.5 else _cards.OVER
+    tops = tuple(_card_ids(common[_cards.C_TOPS:_cards.C_PILE]))
+    pile = int(round(float(common[_cards.C_PILE]) * _cards.MAX_PILE))
+    covered = common[_cards.C_COVERED:_cards.C_PLAYED] > 0.5
+    played = common[_cards.C_PLAYED:_cards.C_COUNTING] > 0.5
+    counting = common[_cards.C_COUNTING:_cards.C_VALUE]
+    counting_stack = int(counting.argmax()) if counting.max() > 0.5 else -1
+    value = 0
+    if played.any():
+        value = int(round(float(common[_cards.C_RAW_VALUE]) * _cards.PLAY_VALUE_SPAN
+                          + _cards.MIN_PLAY_VALUE))
+    colours = int(((common[_cards.C_COLOURS:_cards.C_COLOURS + 3] > 0.5)
+                   * np.array([1, 2, 4])).sum())
+    return CardsView(cells, misthrows, hand_sizes, active, hand, phase, tops, pile, covered,
+                     played, counting_stack, value, colours)
