@@ -1,0 +1,340 @@
+"""Single-agent Gymnasium environment: one learner against bots sitting at the same table.
+
+==================  ==========================================================
+Import              ``gymnasium.make("Qwinto-v0", ...)`` (registered when
+                    ``qwinto_env`` is imported) or :class:`QwintoSingleEnv`
+Players             the learner plus ``num_players - 1`` opponents (agents from
+                    :func:`agents.load`, or any object with ``act(obs, mask)``)
+Action space        as in the ParallelEnv: ``Discrete(37)`` (dice),
+                    ``Discrete(88)`` (cards)
+Observation space   the ParallelEnv's per-agent space:
+                    ``Dict(observation=Box(0, 1, (size,), float32),
+                    action_mask=Box(0, 1, (actions,), int8))``
+Action mask         ``obs["action_mask"]`` and the :meth:`QwintoSingleEnv.action_masks`
+                    method (what ``sb3_contrib``'s MaskablePPO asks for)
+Rewards             ``reward="win"`` (default, 2+ players), ``"margin"``, ``"score"``
+                    (default solo): the learner's ParallelEnv reward
+==================  ==========================================================
+
+Options
+-------
+===================  ===========  ==================================================
+option               default      meaning
+===================  ===========  ==================================================
+``game``             ``"dice"``   ``"dice"`` (1..6 players) or ``"cards"`` (1..4)
+``num_players``      ``2``        seats at the table, the learner included
+``opponents``        ``None``     ``None``: ``"random"`` bots (none in solo play);
+                                  one spec for every other seat, or a list with one
+                                  spec per other seat; a spec is a name for
+                                  :func:`agents.load` (``"random"``, ``"greedy"``,
+                                  ``"expert"``), a checkpoint path, or an agent
+                                  object. ``opponents[k-1]`` sits ``k`` seats after
+                                  the learner (turn order), whatever its seat.
+``learner_seat``     ``0``        the learner's seat, or ``"random"``: drawn at every
+                                  reset from the env's seeded generator
+``reward``           see above    ``"win"``, ``"margin"`` or ``"score"``
+``render_mode``      ``None``     ``"ansi"`` (``render()`` returns the text) or
+                                  ``"human"`` (printed at every learner decision)
+``random_start``     ``False``    draw the first active player at every reset
+``illegal_action``   ``"raise"``  ``"pass"``: replace an illegal learner action by the
+                                  default one and add ``illegal_penalty`` (for
+                                  unmasked algorithms)
+``illegal_penalty``  ``-1.0``     see ``illegal_action``
+``empty_pile``       (cards)      the card game's option, passed to its engine
+===================  ===========  ==================================================
+
+``reset(options=...)`` accepts ``{"learner_seat": k}`` and ``{"start_player": i}`` for
+one episode.
+
+Steps
+-----
+Every ``step`` is one decision of the learner. In between, the env lets the opponents
+play and the engine advance; steps where the learner's only legal action is the pass
+(another player chooses dice or plays a card, or the learner cannot write the value)
+are played for it. The learner's rewards over those skipped steps are added to the
+reward of the step that caused them, so an episode's rewards sum to what the learner
+earns in the ParallelEnv. An opponent whose mask has a single legal action plays it
+without being asked (as in :mod:`agents.evaluate`).
+
+Infos
+-----
+The learner's infos from the ParallelEnv (``sheet``, ``misthrows``, ``score``,
+``phase``, ``roll``, ``active_player``...; in the card game its own ``hand``), plus:
+
+* ``learner_seat``: the learner's seat this episode;
+* ``scores``: every seat's current score, seat 0 first;
+* ``opponent_actions``: the opponents' real decisions (not forced passes) since the
+  learner's previous decision, in order, each ``{"seat", "phase", "action"}`` with
+  ``phase`` the phase in which it was taken;
+* ``skipped_steps``: how many engine steps were played for the learner.
+
+Illegal actions
+---------------
+A learner action that is out of range, masked out or not an integer raises
+:class:`~qwinto_env.game.IllegalActionError` before anything moves (opponents do not
+act, no generator advances). ``step`` after the end of the game raises it too.
+
+Seeding
+-------
+``reset(seed=s)`` seeds the env's generator (``self.np_random``); every reset then
+draws from it the game's seed, each opponent's seed and, with
+``learner_seat="random"``, the learner's seat. The same seed and the same learner
+actions give the same episode, and resets without a seed continue the sequence.
+
+Checkers and Stable-Baselines3
+------------------------------
+``gymnasium.utils.env_checker.check_env`` and
+``stable_baselines3.common.env_checker.check_env`` step the env with
+``action_space.sample()``, which ignores the mask; run them with
+``illegal_action="pass"`` (with the default ``"raise"`` the first masked-out sample
+raises, as it should). Both pass for both games and every player count tested (see
+``tests/test_single.py``); SB3 needs nothing special for the Dict observation
+(``MultiInputPolicy``). MaskablePPO finds :meth:`QwintoSingleEnv.action_masks` through
+``get_wrapper_attr`` (plain env, ``gymnasium.make`` wrappers) and through
+``env_method`` under ``DummyVecEnv`` and ``SubprocVecEnv``, so no ``ActionMasker``
+wrapper is needed. ``make_vec_env("Qwinto-v0", ...)`` works: it first asks for
+``render_mode="rgb_array"``, gets a :class:`RenderModeError` (a ``TypeError`` too) and
+retries without it.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from .game import IllegalActionError
+from .parallel import QwintoParallelEnv
+
+__all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
+
+_SEED_BOUND = 2**63
+
+
+class OpponentSpecError(ValueError):
+    """An ``opponents`` or ``learner_seat`` argument that cannot make a table."""
+
+
+class RenderModeError(ValueError, TypeError):
+    """A ``render_mode`` the env does not offer.
+
+    Also a ``TypeError`` because Stable-Baselines3's ``make_vec_env`` asks every
+    registered env for ``render_mode="rgb_array"`` and retries without it on a
+    ``TypeError`` only.
+    """
+
+
+def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
+    """One agent per other seat (``num_players - 1``) from ``opponents``.
+
+    ``opponents`` is one spec (reused for every other seat; a name or path builds a
+    separate agent per seat, an agent object is shared) or a sequence of exactly
+    ``num_players - 1`` specs. A spec is a name or checkpoint path for
+    :func:`agents.load`, or an object with ``act(observation, action_mask) -> int``.
+    """
+    count = num_players - 1
+    if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Sequence):
+        specs = [opponents] * count
+    else:
+        specs = list(opponents)
+        if len(specs) == 1:
+            specs = specs * count
+        elif len(specs) != count:
+            raise OpponentSpecError(
+                f"opponents: expected one spec or {count} (one per other seat of "
+                f"{num_players} players), got {len(specs)}: {specs!r}")
+    return [_make_opponent(spec, game, num_players) for spec in specs]
+
+
+def _check_seat(seat: Any, num_players: int) -> None:
+    """Raise unless ``seat`` is a seat index of the table or ``"random"``."""
+    if seat == "random":
+        return
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
+            or not 0 <= seat < num_players:
+        raise OpponentSpecError(f'learner_seat must be a seat in 0..{num_players - 1} or '
+                                f'"random", got {seat!r}')
+
+
+def _make_opponent(spec: Any, game: str, num_players: int) -> Any:
+    if callable(getattr(spec, "act", None)):
+        for attr, want in (("game", game), ("num_players", num_players)):
+            have = getattr(spec, attr, want)
+            if have != want:
+                raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
+                                        f"table plays {attr}={want!r}")
+        return spec
+    # Agents are a layer above the environments: imported only when a spec names one.
+    from agents import load
+    return load(spec, game=game, num_players=num_players)
+
+
+class QwintoSingleEnv(gym.Env):
+    """Qwinto for one learner against built-in or loaded opponents; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, game: str = "dice", num_players: int = 2, opponents: Any = None,
+                 learner_seat: int | str = 0, reward: str | None = None,
+                 render_mode: str | None = None, random_start: bool = False,
+                 illegal_action: str = "raise", illegal_penalty: float = -1.0,
+                 **game_options: Any):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise RenderModeError(f"unknown render_mode {render_mode!r}; choose one of "
+                                  f"{self.metadata['render_modes']} or None")
+        self.table = QwintoParallelEnv(game=game, num_players=num_players, reward=reward,
+                                       illegal_action=illegal_action,
+                                       illegal_penalty=illegal_penalty,
+                                       random_start=random_start, **game_options)
+        n = self.table.game.num_players
+        _check_seat(learner_seat, n)
+        if n == 1 and opponents is not None:
+            raise OpponentSpecError(f"solo play has no opponents, got {opponents!r}")
+        self.opponents = make_opponents("random" if opponents is None else opponents, game, n)
+        self.game_name = game
+        self.num_players = n
+        self.learner_seat_option = learner_seat
+        self.render_mode = render_mode
+        self.reward_kind = self.table.reward_kind
+        self.observation_space = self.table.observation_space("player_0")
+        self.action_space = self.table.action_space("player_0")
+        self.learner_seat = 0 if learner_seat == "random" else int(learner_seat)
+        self._obs: dict[str, np.ndarray] | None = None
+        self._table_obs: dict[str, dict[str, np.ndarray]] = {}
+        self._table_infos: dict[str, dict[str, Any]] = {}
+        self._pending_reward = 0.0
+        self._done = True
+
+    @property
+    def agent(self) -> str:
+        """The learner's agent name in the underlying ParallelEnv."""
+        return self.table.possible_agents[self.learner_seat]
+
+    def opponent_at(self, seat: int) -> Any:
+        """The opponent playing ``seat`` this episode (not the learner's seat)."""
+        if seat == self.learner_seat:
+            raise ValueError(f"seat {seat} is the learner's seat, not an opponent's")
+        return self.opponents[(seat - self.learner_seat) % self.num_players - 1]
+
+    # -- episode ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        seat = options.pop("learner_seat", self.learner_seat_option)
+        _check_seat(seat, self.num_players)
+        rng = self.np_random
+        game_seed = int(rng.integers(_SEED_BOUND))
+        agent_seeds = rng.integers(_SEED_BOUND, size=len(self.opponents))
+        self.learner_seat = int(rng.integers(self.num_players)) if seat == "random" else int(seat)
+        for opponent, agent_seed in zip(self.opponents, agent_seeds):
+            if callable(getattr(opponent, "reset", None)):
+                opponent.reset(seed=int(agent_seed))
+        observations, infos = self.table.reset(seed=game_seed, options=options)
+        self._done = False
+        self._pending_reward, opponent_actions, skipped = self._advance(observations, infos)
+        infos = self._learner_infos(opponent_actions, skipped)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), infos
+
+    def step(self, action: Any):
+        table = self.table
+        if self._done:
+            raise IllegalActionError(self.agent, action, "the game is over; call reset()")
+        if table.illegal_action == "raise":
+            problem = table.game.action_problem(self.learner_seat, action)
+            if problem is not None:
+                raise IllegalActionError(self.agent, action, problem)
+        observations, rewards, terminations, _, infos, acted = self._table_step(action)
+        reward = self._pending_reward + rewards[self.agent]
+        self._pending_reward = 0.0
+        if terminations[self.agent]:
+            self._done = True
+            self._obs, self._table_infos = observations[self.agent], infos
+            skipped_reward, later, skipped = 0.0, [], 0
+        else:
+            skipped_reward, later, skipped = self._advance(observations, infos)
+        infos = self._learner_infos(acted + later, skipped)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward + skipped_reward, self._done, False, infos
+
+    def _table_step(self, learner_action: Any):
+        """One ParallelEnv step with the learner's action and the opponents' choices."""
+        table = self.table
+        game = table.game
+        obs = self._table_obs
+        actions, acted = {}, []
+        phase = game.public_info()["phase"]
+        for seat, agent in enumerate(table.possible_agents):
+            if seat == self.learner_seat:
+                actions[agent] = learner_action
+                continue
+            legal = game.legal_actions(seat)
+            if len(legal) == 1:
+                actions[agent] = legal[0]
+                continue
+            action = int(self.opponent_at(seat).act(obs[agent]["observation"],
+                                                    obs[agent]["action_mask"]))
+            actions[agent] = action
+            acted.append({"seat": seat, "phase": phase, "action": action})
+        observations, rewards, terminations, truncations, infos = table.step(actions)
+        self._table_obs = observations
+        return observations, rewards, terminations, truncations, infos, acted
+
+    def _advance(self, observations: dict, infos: dict) -> tuple[float, list[dict], int]:
+        """Play the learner's forced passes until it has a decision or the game ends.
+
+        Returns the learner's reward over those steps, the opponents' decisions and the
+        number of steps played.
+        """
+        self._table_obs = observations
+        total, acted_all, skipped = 0.0, [], 0
+        game = self.table.game
+        while len(game.legal_actions(self.learner_seat)) == 1:
+            forced = game.legal_actions(self.learner_seat)[0]
+            observations, rewards, terminations, _, infos, acted = self._table_step(forced)
+            total += rewards[self.agent]
+            acted_all += acted
+            skipped += 1
+            if terminations[self.agent]:
+                self._done = True
+                break
+        self._obs, self._table_infos = observations[self.agent], infos
+        return total, acted_all, skipped
+
+    def _learner_infos(self, opponent_actions: list[dict], skipped: int) -> dict[str, Any]:
+        # The engine's sheets are shared read-only snapshots; Gymnasium wants every
+        # returned array to be new (users may keep and modify it).
+        infos = {key: value.copy() if isinstance(value, np.ndarray) else value
+                 for key, value in self._table_infos[self.agent].items()}
+        return {**infos, "learner_seat": self.learner_seat,
+                "scores": self.table.game.scores(), "opponent_actions": opponent_actions,
+                "skipped_steps": skipped}
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        return {key: value.copy() for key, value in self._obs.items()}
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now, as a bool array (for MaskablePPO)."""
+        if self._obs is None:
+            raise RuntimeError("call reset() before action_masks()")
+        return self._obs["action_mask"].astype(bool)
+
+    # -- views ---------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; "
+                            'pass render_mode="ansi" or "human" to the constructor')
+            return None
+        text = f"{self.table.game.render()}\n(learner: player {self.learner_seat})"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self.table.close()
