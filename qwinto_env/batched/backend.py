@@ -1,0 +1,248 @@
+"""A small array-backend shim, so that ONE batched engine runs on numpy and on torch.
+
+The batched engines are written against the operations numpy arrays and torch tensors
+share (indexing, in-place bitwise ops, ``reshape``, ``sum(-1)``, comparisons); the few
+that differ (creation, dtype casts, flat views, random numbers, popcount, ``nonzero``)
+go through a :class:`Backend`. ``get_backend("numpy")`` or ``get_backend("torch",
+device="cuda")`` makes one.
+
+Torch is imported only when a torch backend is requested, so the numpy path works
+without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+BACKENDS = ("numpy", "torch")
+
+
+class Backend:
+    """The operations that differ between numpy and torch. See the subclasses."""
+
+    #: "numpy" or "torch".
+    name: str
+    #: The device arrays live on ("cpu" for numpy).
+    device: Any
+    int8: Any
+    int16: Any
+    int32: Any
+    int64: Any
+    float32: Any
+    bool_: Any
+
+    def asarray(self, data: Any, dtype: Any) -> Any:
+        """A new array on the backend's device holding ``data`` as ``dtype``."""
+        raise NotImplementedError
+
+    def zeros(self, shape: Sequence[int], dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def arange(self, n: int) -> Any:
+        """``0..n-1`` as int64."""
+        raise NotImplementedError
+
+    def astype(self, x: Any, dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def as_int64(self, x: Any, what: str) -> Any:
+        """``x`` (array-like or tensor of integers) as an int64 array on the device.
+
+        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers.
+        """
+        raise NotImplementedError
+
+    def copy(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def flat(self, x: Any) -> Any:
+        """A 1-D view of the contiguous array ``x`` (writes go through to ``x``)."""
+        raise NotImplementedError
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def nonzero(self, x: Any) -> Any:
+        """Indices (int64, 1-D) where the 1-D boolean ``x`` is true."""
+        raise NotImplementedError
+
+    def any(self, x: Any) -> bool:
+        return bool(x.any())
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def amax(self, x: Any, axis: int) -> Any:
+        raise NotImplementedError
+
+    def concat(self, arrays: Sequence[Any], axis: int) -> Any:
+        raise NotImplementedError
+
+    def popcount(self, x: Any) -> Any:
+        """Number of set bits of each element of the non-negative int64 array ``x``."""
+        raise NotImplementedError
+
+    def generator(self, seed: int | None) -> Any:
+        """A random generator on the device, seeded with ``seed`` (fresh entropy if None)."""
+        raise NotImplementedError
+
+    def integers(self, gen: Any, low: int, high: int, shape: Sequence[int], dtype: Any) -> Any:
+        """Uniform integers in ``low..high-1``."""
+        raise NotImplementedError
+
+
+class NumpyBackend(Backend):
+    """numpy arrays on the CPU; generators are ``numpy.random.Generator``."""
+
+    name = "numpy"
+    device = "cpu"
+    int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
+    float32, bool_ = np.float32, np.bool_
+
+    def asarray(self, data, dtype):
+        return np.array(data, dtype=dtype)
+
+    def zeros(self, shape, dtype):
+        return np.zeros(shape, dtype=dtype)
+
+    def arange(self, n):
+        return np.arange(n, dtype=np.int64)
+
+    def astype(self, x, dtype):
+        return x.astype(dtype, copy=False)
+
+    def as_int64(self, x, what):
+        if hasattr(x, "detach"):  # a torch tensor given to the numpy engine
+            x = x.detach().cpu().numpy()
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
+        return arr.astype(np.int64, copy=False)
+
+    def copy(self, x):
+        return x.copy()
+
+    def flat(self, x):
+        return x.reshape(-1)
+
+    def to_numpy(self, x):
+        return np.asarray(x)
+
+    def nonzero(self, x):
+        return np.flatnonzero(x)
+
+    def where(self, cond, a, b):
+        return np.where(cond, a, b)
+
+    def amax(self, x, axis):
+        return x.max(axis)
+
+    def concat(self, arrays, axis):
+        return np.concatenate(arrays, axis=axis)
+
+    def popcount(self, x):
+        return np.bitwise_count(x)
+
+    def generator(self, seed):
+        return np.random.default_rng(seed)
+
+    def integers(self, gen, low, high, shape, dtype):
+        return gen.integers(low, high, size=tuple(shape), dtype=dtype)
+
+
+class TorchBackend(Backend):
+    """torch tensors on ``device``; generators are ``torch.Generator`` on that device."""
+
+    name = "torch"
+
+    def __init__(self, device: Any = "cpu"):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.int8, self.int16, self.int32, self.int64 = (
+            torch.int8, torch.int16, torch.int32, torch.int64)
+        self.float32, self.bool_ = torch.float32, torch.bool
+
+    def asarray(self, data, dtype):
+        if isinstance(data, self.torch.Tensor):
+            return data.to(device=self.device, dtype=dtype).clone()
+        return self.torch.as_tensor(np.asarray(data), device=self.device).to(dtype).clone()
+
+    def zeros(self, shape, dtype):
+        return self.torch.zeros(tuple(shape), dtype=dtype, device=self.device)
+
+    def arange(self, n):
+        return self.torch.arange(n, dtype=self.torch.int64, device=self.device)
+
+    def astype(self, x, dtype):
+        return x.to(dtype)
+
+    def as_int64(self, x, what):
+        torch = self.torch
+        if not isinstance(x, torch.Tensor):
+            arr = np.asarray(x)
+            if arr.dtype.kind not in "iu":
+                raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
+            x = torch.from_numpy(arr.astype(np.int64, copy=False))
+        elif x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
+            raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
+        return x.to(device=self.device, dtype=torch.int64)
+
+    def copy(self, x):
+        return x.clone()
+
+    def flat(self, x):
+        return x.view(-1)
+
+    def to_numpy(self, x):
+        return x.detach().cpu().numpy()
+
+    def nonzero(self, x):
+        return self.torch.nonzero(x).view(-1)
+
+    def where(self, cond, a, b):
+        return self.torch.where(cond, a, b)
+
+    def amax(self, x, axis):
+        return self.torch.amax(x, dim=axis)
+
+    def concat(self, arrays, axis):
+        return self.torch.cat(list(arrays), dim=axis)
+
+    def popcount(self, x):
+        # SWAR bit counting; torch has no popcount. Inputs are < 2**62, so every
+        # intermediate stays non-negative and the arithmetic shifts act as logical ones.
+        x = x - ((x >> 1) & 0x5555555555555555)
+        x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+        x = x + (x >> 8)
+        x = x + (x >> 16)
+        x = x + (x >> 32)
+        return x & 0x7F
+
+    def generator(self, seed):
+        gen = self.torch.Generator(device=self.device)
+        if seed is None:
+            gen.seed()
+        else:
+            gen.manual_seed(int(seed))
+        return gen
+
+    def integers(self, gen, low, high, shape, dtype):
+        return self.torch.randint(low, high, tuple(shape), generator=gen, device=self.device,
+                                  dtype=dtype)
+
+
+def get_backend(name: str = "numpy", device: Any = None) -> Backend:
+    """The backend called ``name`` ("numpy" or "torch"); ``device`` is for torch only."""
+    if name == "numpy":
+        if device not in (None, "cpu"):
+            raise ValueError(f"the numpy backend runs on the CPU only, got device={device!r}; "
+                             f"use backend='torch' for other devices")
+        return NumpyBackend()
+    if name == "torch":
+        return TorchBackend("cpu" if device is None else device)
+    raise ValueError(f"unknown backend {name!r}; choose one of {BACKENDS}")
