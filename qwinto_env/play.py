@@ -1,0 +1,384 @@
+"""Play Qwinto against bots in the terminal.
+
+::
+
+    python -m qwinto_env.play --game dice --opponents expert,runs/ppo/model.pt --seed 7
+    qwinto-play --game cards --opponents random --players 3
+
+You sit at seat ``--seat`` (default 0); the bots (specs for :func:`agents.load`:
+``random``, ``greedy``, ``expert`` or a checkpoint path, comma-separated, one per other
+seat or one for all) play the other seats. At each of your decisions the program shows
+every sheet, the dice (or the stacks and your hand) and your legal choices in plain
+words, numbered. Answer with the number, or a short form:
+
+============================  ============================================
+input                         meaning
+============================  ============================================
+``3``                         choice number 3
+``y4`` / ``yellow 4``         write the value in yellow field 4
+                              (fields count 1..9 from the left)
+``p`` / ``pass``              pass (a misthrow when you are active)
+``k`` / ``keep``              keep the roll
+``r`` / ``reroll``            re-roll
+``s`` / ``sheets``            show the table again
+``h`` / ``help`` / ``?``      list the choices again
+``q`` / ``quit``              leave the game
+============================  ============================================
+
+Anything else is answered with a short explanation and the same question; the game
+state does not change until a valid choice is made. End of input (Ctrl-D) and Ctrl-C
+leave cleanly with a message. At the end every player's scoring breakdown is printed
+(rows, the five pentagon columns, misthrows, total).
+
+``--seed`` fixes the dice (or the deck) and the bots' own randomness, so the same seed
+and the same choices replay the same game.
+
+All input and output go through the ``input_fn`` / ``print_fn`` arguments of
+:func:`main` and :class:`TerminalGame`, so tests and other front-ends can drive a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import cards, dice, rules
+from .game import Game
+from .parallel import GAMES
+from .single import make_opponents
+
+__all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
+
+STACK_NAMES = ("top-left", "top-right", "bottom-left", "bottom-right")
+_ROW_LETTERS = {name[0]: r for r, name in enumerate(rules.ROW_NAMES)}
+_SHORT = {"p": "pass", "pass": "pass", "k": "keep", "keep": "keep", "r": "reroll",
+          "reroll": "reroll", "re-roll": "reroll"}
+_COMMANDS = {"s": "sheets", "sheets": "sheets", "sheet": "sheets", "h": "help",
+             "help": "help", "?": "help", "q": "quit", "quit": "quit", "exit": "quit"}
+
+
+class ChoiceError(ValueError):
+    """Input that names none of the legal choices; the message says what to type."""
+
+
+class _Leave(Exception):
+    """The person left the game (quit, end of input, Ctrl-C)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+# -- plain words -------------------------------------------------------------------------
+
+def _field(cell: int) -> str:
+    return f"{rules.ROW_NAMES[cell // rules.NUM_FIELDS]} field {cell % rules.NUM_FIELDS + 1}"
+
+
+def _pass_words(game: Game, seat: int) -> str:
+    return "pass (misthrow!)" if seat == game.active else "pass (write nothing)"
+
+
+def _colours(bits: int) -> str:
+    return "+".join(rules.ROW_NAMES[r] for r in range(rules.NUM_ROWS) if bits >> r & 1)
+
+
+def describe_action(game: Game, seat: int, action: int) -> str:
+    """``action`` of ``seat`` in plain words, for the game's current state.
+
+    Examples: ``"write 11 in yellow field 4"``, ``"roll orange+purple (2..12)"``,
+    ``"keep the roll (9)"``, ``"play purple 3 onto the top-right stack: 3 + 5 + 2 =
+    10, orange+purple"``, ``"pass (misthrow!)"``.
+    """
+    if action < rules.NUM_CELLS:
+        return f"write {game.value} in {_field(action)}"
+    if action == game.pass_action:
+        return _pass_words(game, seat)
+    if game.name == "dice":
+        return _describe_dice(game, action)
+    return _describe_cards(game, seat, action)
+
+
+def _describe_dice(game: Game, action: int) -> str:
+    if dice.ROLL_FIRST <= action < dice.KEEP:
+        subset = action - dice.PASS
+        k = len(dice.SUBSET_ROWS[subset])
+        return f"roll {_colours(subset)} ({k}..{k * dice.DIE_FACES})"
+    if action == dice.KEEP:
+        return f"keep the roll ({game.value})"
+    return f"re-roll {_colours(game.subset)}"
+
+
+def _describe_cards(game: Game, seat: int, action: int) -> str:
+    hand, tops = game.hands[seat], game.tops()
+    value, colours = cards.play_result(hand, tops, action)
+    slots, stacks = cards.PLAYS[action]
+    if len(slots) == 1:
+        card, stack = hand[slots[0]], stacks[0]
+        counted = [card, *(tops[n] for n in cards.NEIGHBOURS[stack])]
+        text = f"play {cards.card_name(card)} onto the {STACK_NAMES[stack]} stack"
+    else:
+        first, second = hand[slots[0]], hand[slots[1]]
+        counted = [first, second, tops[cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]]]
+        text = (f"play {cards.card_name(first)} onto the {STACK_NAMES[stacks[0]]} stack, "
+                f"then {cards.card_name(second)} onto the {STACK_NAMES[stacks[1]]} stack")
+    total = " + ".join(str(cards.CARD_VALUE[c]) for c in counted).replace("+ -", "- ")
+    if value < rules.MIN_VALUE or not colours:
+        return f"{text}: {total} = {value}, nobody can write"
+    return f"{text}: {total} = {value}, {_colours(colours)}"
+
+
+def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
+    """The action (or the command ``"sheets"``, ``"help"``, ``"quit"``) that ``text`` names.
+
+    ``choices`` are the legal actions in the numbered order shown. Raises
+    :class:`ChoiceError` with a short explanation for anything else.
+    """
+    word = " ".join(text.lower().split())
+    count = len(choices)
+    if not word:
+        raise ChoiceError(f"please type a number from 1 to {count} (h lists the choices)")
+    if word in _COMMANDS:
+        return _COMMANDS[word]
+    if word.isdigit():
+        number = int(word)
+        if not 1 <= number <= count:
+            raise ChoiceError(f"{number} is not a choice: type a number from 1 to {count}")
+        return choices[number - 1]
+    action = _short_form(word, game)
+    if action is None:
+        raise ChoiceError(f"{text.strip()!r} is not a choice: type a number from 1 to "
+                          f"{count} (h lists the choices, q quits)")
+    if action not in choices:
+        raise ChoiceError(f"{text.strip()!r} is not possible now (h lists the choices)")
+    return action
+
+
+def _short_form(word: str, game: Game) -> int | None:
+    """The action of a short form (``y4``, ``yellow 4``, ``pass``, ``keep``...), if any."""
+    if word in _SHORT:
+        name = _SHORT[word]
+        if name == "pass":
+            return game.pass_action
+        if game.name != "dice":
+            return None
+        return dice.KEEP if name == "keep" else dice.REROLL
+    head, digits = word.rstrip("0123456789").strip(), word[len(word.rstrip("0123456789")):]
+    rows = [r for r, name in enumerate(rules.ROW_NAMES) if name == head]
+    if head in _ROW_LETTERS:
+        rows = [_ROW_LETTERS[head]]
+    if rows and digits and 1 <= int(digits) <= rules.NUM_FIELDS:
+        return rows[0] * rules.NUM_FIELDS + int(digits) - 1
+    return None
+
+
+# -- the game loop -------------------------------------------------------------------------
+
+class TerminalGame:
+    """One game with a person at ``seat`` and bots at the other seats.
+
+    ``input_fn(prompt)`` returns a line (raising ``EOFError`` at the end of input);
+    ``print_fn(text)`` shows a line.
+    """
+
+    def __init__(self, game: str = "dice", opponents: Sequence[Any] = ("expert",),
+                 num_players: int | None = None, seat: int = 0, seed: int | None = None,
+                 start_player: int = 0, input_fn: Callable[[str], str] = input,
+                 print_fn: Callable[[str], None] = print, **game_options: Any):
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+        specs = list(opponents)
+        if num_players is None:
+            num_players = 1 + len(specs)
+        self.game: Game = GAMES[game](num_players=num_players, **game_options)
+        n = self.game.num_players
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"seat must be in 0..{n - 1}, got {seat!r}")
+        if not 0 <= start_player < n:
+            raise ValueError(f"start_player must be in 0..{n - 1}, got {start_player!r}")
+        self.seat = seat
+        bots = make_opponents(specs, game, n) if n > 1 else []
+        # bots[k-1] sits k seats after the person, as in the Gymnasium env.
+        self.bots: dict[int, Any] = {(seat + k) % n: bot for k, bot in enumerate(bots, 1)}
+        seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
+        self.game.reset(seed=int(seeds[0]), start_player=start_player)
+        for k, bot in enumerate(bots, 1):
+            if callable(getattr(bot, "reset", None)):
+                bot.reset(seed=int(seeds[k]))
+        self.input_fn, self.print_fn = input_fn, print_fn
+
+    def who(self, seat: int) -> str:
+        """``"you"`` or ``"player 2 (expert)"``."""
+        if seat == self.seat:
+            return "you"
+        bot = self.bots[seat]
+        return f"player {seat} ({getattr(bot, 'name', type(bot).__name__)})"
+
+    def play(self) -> int:
+        """Play to the end (or until the person leaves); the exit status."""
+        out = self.print_fn
+        names = ", ".join(self.who(s) for s in sorted(self.bots)) or "nobody (solo)"
+        out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
+        try:
+            while not self.game.done:
+                self._step()
+        except _Leave as leave:
+            out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
+            return leave.status
+        out("")
+        out(self.game.render())
+        out("")
+        for line in self.final_table():
+            out(line)
+        return 0
+
+    def _step(self) -> None:
+        game = self.game
+        phase = game.public_info()["phase"]
+        actions, words = [], []
+        for seat in range(game.num_players):
+            legal = game.legal_actions(seat)
+            if seat == self.seat and len(legal) > 1:
+                action = self._ask(legal)
+            elif len(legal) == 1:
+                action = legal[0]
+            else:
+                mask = np.zeros(game.num_actions, dtype=np.int8)
+                mask[legal] = 1
+                obs = game.features()[game.observation_index(seat)]
+                action = int(self.bots[seat].act(obs, mask))
+            actions.append(action)
+            words.append(self._event(seat, action, len(legal) == 1))
+        game.step(actions)
+        self._report(phase, actions, words)
+
+    def _event(self, seat: int, action: int, forced: bool) -> str | None:
+        """What ``seat`` did, in words (before the step), or None when not worth a line."""
+        game = self.game
+        if action != game.pass_action:
+            return describe_action(game, seat, action)
+        if game.public_info()["phase"] != "entry":
+            return None  # nothing to decide outside one's own turn
+        if forced:
+            reason = f"cannot write {game.value}"
+            return f"{reason}: misthrow!" if seat == game.active else reason
+        return _pass_words(game, seat)
+
+    def _report(self, phase: str, actions: list[int], words: list[str | None]) -> None:
+        game = self.game
+        for seat, (action, text) in enumerate(zip(actions, words)):
+            if text is None:
+                continue
+            if game.name == "dice" and phase in ("choose", "reroll") and action != dice.KEEP:
+                faces = [str(f) for f in game.dice if f]
+                text += " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
+            if phase == "entry" and action == game.pass_action and "misthrow" in text:
+                text += f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
+            self.print_fn(f"  {self.who(seat)}: {text}")
+
+    def _show(self, legal: list[int]) -> None:
+        game, out = self.game, self.print_fn
+        out("")
+        out(game.render())
+        if game.name == "cards":
+            out("your hand: " + ", ".join(cards.card_name(c) for c in game.hands[self.seat]))
+        self._list(legal)
+
+    def _list(self, legal: list[int]) -> None:
+        for number, action in enumerate(legal, 1):
+            self.print_fn(f"  {number:2d}) {describe_action(self.game, self.seat, action)}")
+
+    def _ask(self, legal: list[int]) -> int:
+        """The person's choice among ``legal``; asks again until it is valid."""
+        self._show(legal)
+        while True:
+            try:
+                text = self.input_fn(f"your choice (1-{len(legal)}, h help, q quit): ")
+            except EOFError:
+                raise _Leave("End of input.", 0) from None
+            except KeyboardInterrupt:
+                raise _Leave("Interrupted.", 130) from None
+            try:
+                choice = parse_choice(text, legal, self.game)
+            except ChoiceError as error:
+                self.print_fn(f"  {error}")
+                continue
+            if choice == "quit":
+                raise _Leave("You left.", 0)
+            if choice == "sheets":
+                self._show(legal)
+            elif choice == "help":
+                self.print_fn("  answer with a number, or: y4 / yellow 4 (write in yellow "
+                              "field 4), p(ass), k(eep), r(eroll), s(heets), q(uit)")
+                self._list(legal)
+            else:
+                return int(choice)
+
+    def final_table(self) -> list[str]:
+        """The scoring breakdown of every player, and the winner(s)."""
+        game = self.game
+        cols = " ".join(str(rules.CELL_COLUMN[pent]) for _, pent in rules.PENTAGON_COLUMNS)
+        lines = [f"Final scores (pentagons: the complete 3-field columns {cols} of the grid)",
+                 f"{'player':<22}{'orange':>7}{'yellow':>7}{'purple':>7}"
+                 f"{'pentagons':>22}{'misthrows':>10}{'total':>7}"]
+        totals = []
+        for seat in range(game.num_players):
+            b = rules.score_breakdown(game.sheet(seat), game.misthrows[seat])
+            pents = " ".join(f"{p:2d}" if p else " ." for p in b["pentagons"])
+            lines.append(f"{self.who(seat):<22}{b['rows'][0]:>7}{b['rows'][1]:>7}"
+                         f"{b['rows'][2]:>7}{pents:>22}{b['misthrows']:>10}{b['total']:>7}")
+            totals.append(b["total"])
+        if game.num_players > 1:
+            best = max(totals)
+            winners = [self.who(s) for s, t in enumerate(totals) if t == best]
+            lines.append(("Winner: " if len(winners) == 1 else "Shared win: ")
+                         + ", ".join(winners) + f" with {best} points")
+        return lines
+
+
+# -- command line ----------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m qwinto_env.play",
+        description="Play Qwinto (dice or cards) against bots in the terminal.")
+    p.add_argument("--game", choices=sorted(GAMES), default="dice")
+    p.add_argument("--opponents", default=None,
+                   help="comma-separated bot specs, one per other seat or one for all: "
+                        "random, greedy, expert or a checkpoint path (default: expert)")
+    p.add_argument("--players", type=int, default=None,
+                   help="number of players, you included (default: 1 + number of "
+                        "opponents; 1 = solo)")
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument("--start", type=int, default=0, help="seat of the first player")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed for the dice/deck and the bots: replays the same game")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
+         print_fn: Callable[[str], None] = print) -> int:
+    """Run the terminal game; returns the exit status (0 also when the person quits)."""
+    args = _parser().parse_args(argv)
+    spec_text = args.opponents or "expert"
+    specs = [s.strip() for s in spec_text.split(",") if s.strip()]
+    if args.players == 1:
+        if args.opponents:
+            print_fn("error: solo play (--players 1) has no opponents")
+            return 2
+        specs = []
+    try:
+        session = TerminalGame(args.game, specs, num_players=args.players, seat=args.seat,
+                               seed=args.seed, start_player=args.start, input_fn=input_fn,
+                               print_fn=print_fn)
+    except ValueError as error:
+        print_fn(f"error: {error}")
+        return 2
+    return session.play()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
