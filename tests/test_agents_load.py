@@ -1,0 +1,126 @@
+"""agents.load: names, checkpoints (round trip) and every kind of bad spec."""
+
+import numpy as np
+import pytest
+import torch
+
+from agents import AgentSpecError, CheckpointNotFoundError, load
+from agents.expert import ExpertAgent
+from agents.policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
+from agents.scripted import GreedyAgent, RandomAgent
+from qwinto_env.cards import observation_size as cards_obs_size
+from qwinto_env.dice import DiceGame, observation_size
+
+
+@pytest.mark.parametrize("spec, cls", [("random", RandomAgent), ("greedy", GreedyAgent),
+                                       ("expert", ExpertAgent)])
+@pytest.mark.parametrize("game, players", [("dice", 2), ("dice", 4), ("cards", 3)])
+def test_builtin_names(spec, cls, game, players):
+    agent = load(spec, game=game, num_players=players)
+    assert isinstance(agent, cls)
+    assert (agent.game, agent.num_players, agent.name) == (game, players, spec)
+
+
+def test_keyword_arguments_reach_the_agent():
+    assert load("expert", tau=0.3).params.tau == 0.3
+    assert load("greedy", tolerance=3).tolerance == 3.0
+
+
+def make_checkpoint(path, game="dice", players=2, hidden=(32,)):
+    size = observation_size(players) if game == "dice" else cards_obs_size(players)
+    actions = 37 if game == "dice" else 88
+    torch.manual_seed(0)
+    net = PolicyNetwork(size, actions, hidden=hidden)
+    save_checkpoint(path, net, game=game, num_players=players, observation_size=size,
+                    num_actions=actions, metadata={"steps": 123})
+    return net
+
+
+def test_checkpoint_round_trip(tmp_path):
+    path = tmp_path / "policy.pt"
+    net = make_checkpoint(path)
+    agent = load(str(path), game="dice", num_players=2)
+    assert isinstance(agent, PolicyAgent) and agent.name == "policy.pt"
+    for a, b in zip(net.state_dict().values(), agent.network.state_dict().values()):
+        assert torch.equal(a, b)
+    game = DiceGame(num_players=2, seed=0)
+    obs = game.features()[game.observation_index(0)]
+    mask = np.zeros(37, dtype=np.int8)
+    mask[game.legal_actions(0)] = 1
+    with torch.no_grad():
+        logits, value = net(torch.as_tensor(obs)[None])
+    masked = logits[0].numpy().copy()
+    masked[mask == 0] = -np.inf
+    assert agent.act(obs, mask) == int(masked.argmax())
+    assert value.shape == (1,)
+    sampler = load(path, game="dice", num_players=2, deterministic=False)  # PathLike works
+    sampler.reset(seed=0)
+    picks = sampler.act_batch(np.tile(obs, (200, 1)), np.tile(mask, (200, 1)))
+    assert mask[picks].all() and len(set(picks.tolist())) > 1
+
+
+def test_checkpoint_for_another_game_or_player_count(tmp_path):
+    path = tmp_path / "cards3.pt"
+    make_checkpoint(path, game="cards", players=3)
+    assert isinstance(load(str(path), game="cards", num_players=3), PolicyAgent)
+    with pytest.raises(CheckpointError, match="for the cards game with 3 players, not the "
+                                              "dice game with 2 players"):
+        load(str(path), game="dice", num_players=2)
+    with pytest.raises(CheckpointError, match="3 players, not the cards game with 2"):
+        load(str(path), game="cards", num_players=2)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(CheckpointNotFoundError, match="does not exist") as info:
+        load(str(tmp_path / "nope.pt"))
+    assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, ValueError)
+
+
+def test_corrupt_file(tmp_path):
+    path = tmp_path / "broken.pt"
+    path.write_bytes(b"this is not a torch checkpoint")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load(str(path))
+    good = tmp_path / "good.pt"
+    make_checkpoint(good)
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load(str(truncated))
+
+
+def test_foreign_or_mismatched_checkpoints(tmp_path):
+    path = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(3)}, path)
+    with pytest.raises(CheckpointError, match="not a 'qwinto-policy' checkpoint"):
+        load(str(path))
+    make_checkpoint(path)
+    data = torch.load(path, weights_only=True)
+    torch.save({**data, "version": 99}, path)
+    with pytest.raises(CheckpointError, match="version 99"):
+        load(str(path))
+    torch.save({k: v for k, v in data.items() if k != "state_dict"}, path)
+    with pytest.raises(CheckpointError, match="lacks the keys \\['state_dict'\\]"):
+        load(str(path))
+    torch.save({**data, "network": {"hidden": [64], "activation": "tanh"}}, path)
+    with pytest.raises(CheckpointError, match="does not match its config"):
+        load(str(path))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("expret", "unknown agent spec 'expret'"),
+    ("", "unknown agent spec ''"),
+    (3, "must be a name or a path"),
+])
+def test_bad_specs(spec, message):
+    with pytest.raises(AgentSpecError, match=message):
+        load(spec)
+
+
+def test_bad_game_or_player_count():
+    with pytest.raises(AgentSpecError, match="unknown game 'chess'"):
+        load("random", game="chess")
+    with pytest.raises(AgentSpecError, match="1..4 for the cards game, got 5"):
+        load("random", game="cards", num_players=5)
+    with pytest.raises(AgentSpecError, match="1..6 for the dice game, got 0"):
+        load("expert", num_players=0)

@@ -1,0 +1,136 @@
+"""The tournament evaluator: reproducibility, seat rotation, statistics, outputs."""
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from agents.evaluate import (EvaluationError, Results, bradley_terry, format_table, main,
+                             pairwise_wins, play, ranks, summarise, win_shares)
+from agents.scripted import RandomAgent
+from qwinto_env.view import decode
+
+
+def strip_time(summary):
+    return {k: v for k, v in summary.items() if k not in ("seconds", "games_per_second")}
+
+
+def test_same_seed_same_table():
+    a = play(["expert", "random"], games=12, seed=7, progress=False)
+    b = play(["expert", "random"], games=12, seed=7, progress=False)
+    assert (a.score == b.score).all() and (a.misthrows == b.misthrows).all()
+    assert strip_time(a.summary) == strip_time(b.summary)
+    assert format_table(a.summary).split("\n")[:4] == format_table(b.summary).split("\n")[:4]
+    c = play(["expert", "random"], games=12, seed=8, progress=False)
+    assert not (a.score == c.score).all()
+
+
+def test_workers_do_not_change_results():
+    one = play(["greedy", "random", "random"], num_players=3, games=9, seed=1, progress=False)
+    two = play(["greedy", "random", "random"], num_players=3, games=9, seed=1, workers=2,
+               progress=False)
+    assert (one.score == two.score).all()
+    assert strip_time(one.summary) == strip_time(two.summary)
+
+
+class StartSpy(RandomAgent):
+    """Random play; records, per game, whether it made the game's very first decision."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.started = []
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.started.append(None)
+
+    def act(self, observation, action_mask):
+        if self.started[-1] is None:
+            view = decode(observation)
+            self.started[-1] = bool(view.active == 0 and view.cells.sum() == 0
+                                    and view.misthrows.sum() == 0)
+        return super().act(observation, action_mask)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_seats_rotate(players):
+    spies = [StartSpy(num_players=players) for _ in range(players)]
+    res = play(spies, num_players=players, games=8 * players, seed=0, progress=False)
+    for e in range(players):
+        assert list(res.seat[:, e]) == [(e + g) % players for g in range(res.games)]
+        # seat 0 moves first: entrant e starts exactly in the games where it sits there
+        assert spies[e].started == [bool(s == 0) for s in res.seat[:, e]]
+        assert np.bincount(res.seat[:, e], minlength=players).tolist() == [8] * players
+
+
+def hand_results():
+    score = np.array([[10, 5, 5], [3, 3, 3], [0, 7, 2], [8, 8, 1]])
+    zeros = np.zeros_like(score)
+    return Results(["A", "B", "C"], "dice", 3, 0, score=score, misthrows=zeros + 1,
+                   full_rows=zeros, pentagon_columns=zeros, seat=zeros, seconds=2.0)
+
+
+def test_statistics_hand_computed():
+    res = hand_results()
+    s = summarise(res)
+    a, b, c = s["agents"]
+    assert a["mean_score"] == 5.25 and b["mean_score"] == 5.75 and c["mean_score"] == 2.75
+    # A's scores 10, 3, 0, 8: squared deviations sum to 62.75
+    assert a["score_ci95"] == pytest.approx(1.96 * math.sqrt(62.75 / 3) / 2)
+    # wins: game 0 A; game 1 three-way tie; game 2 B; game 3 A and B tie
+    assert a["win_rate"] == pytest.approx((1 + 1 / 3 + 0.5) / 4)
+    assert b["win_rate"] == pytest.approx((1 / 3 + 1 + 0.5) / 4)
+    assert c["win_rate"] == pytest.approx((1 / 3) / 4)
+    assert a["mean_rank"] == 1.875 and b["mean_rank"] == 1.75 and c["mean_rank"] == 2.375
+    assert a["misthrows"] == 1.0
+    assert s["games"] == 4 and s["games_per_second"] == 2.0
+    assert pairwise_wins(res.score).tolist() == [[0, 2, 2.5], [2, 0, 3], [1.5, 1, 0]]
+    assert win_shares(res.score).sum(axis=1).tolist() == [1, 1, 1, 1]
+    assert ranks(res.score)[0].tolist() == [1, 2.5, 2.5]
+
+
+def test_bradley_terry_two_players_closed_form():
+    # 3 wins to 1, plus the one virtual tie: strengths 3.5 : 1.5
+    r = bradley_terry(np.array([[0, 3], [1, 0]]))
+    assert r[0] - r[1] == pytest.approx(400 * math.log10(3.5 / 1.5))
+    assert r.mean() == pytest.approx(1500)
+    assert bradley_terry(np.array([[0, 5], [5, 0]])).tolist() == [1500, 1500]
+
+
+def test_bradley_terry_satisfies_the_likelihood_equations():
+    wins = pairwise_wins(hand_results().score) + 0.5 * (1 - np.eye(3))
+    gamma = 10 ** ((bradley_terry(pairwise_wins(hand_results().score)) - 1500) / 400)
+    n = wins + wins.T
+    expected = (n * gamma[:, None] / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+    assert expected == pytest.approx(wins.sum(axis=1), rel=1e-8)
+    assert np.argsort(-gamma).tolist() == [1, 0, 2]  # B, A, C
+
+
+def test_command_line_outputs(tmp_path, capsys):
+    out = tmp_path / "r"
+    res = main(["--game", "cards", "--players", "2", "--agents", "greedy", "--games", "6",
+                "--seed", "3", "--quiet", "--json", f"{out}.json", "--csv", f"{out}.csv",
+                "--plot", f"{out}.png"])
+    text = capsys.readouterr().out
+    assert "| greedy |" in text and "| greedy#2 |" in text and "games/s" in text
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["games"] == 6 and data["entrants"] == ["greedy", "greedy#2"]
+    assert data["per_game"]["score"] == res.score.tolist()
+    rows = list(csv.DictReader(open(f"{out}.csv")))
+    assert [r["agent"] for r in rows] == ["greedy", "greedy#2"]
+    assert float(rows[0]["mean_score"]) == pytest.approx(res.summary["agents"][0]["mean_score"])
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_requests(capsys):
+    with pytest.raises(EvaluationError, match="3 agents for 2 players"):
+        play(["random"] * 3, games=2)
+    with pytest.raises(EvaluationError, match="games must be a positive integer"):
+        play(["random"], games=0)
+    with pytest.raises(EvaluationError, match="needs agent specs"):
+        play([RandomAgent(), "random"], games=2, workers=2)
+    with pytest.raises(SystemExit):
+        main(["--agents", "nobody", "--games", "2", "--quiet"])
+    assert "unknown agent spec 'nobody'" in capsys.readouterr().err
