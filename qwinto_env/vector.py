@@ -1,0 +1,272 @@
+"""Vector environments over the batched engine: a Stable-Baselines3 ``VecEnv`` and a
+torch-native interface. No subprocesses, no SuperSuit: one engine call steps every game.
+
+Two ways to map games to environment entries (both front-ends):
+
+* **self-play** (``opponents=None``): every seat of every game is one entry, so
+  ``num_envs = num_games * num_players``; entry ``i`` is game ``i // P``, seat ``i % P``.
+  One policy plays all seats (parameter-shared self-play). Seats with nothing to decide
+  have exactly one legal action (pass), so their entries cost the learner nothing.
+* **one learner seat per game** (``opponents=...``): ``num_envs = num_games``; the
+  learner plays ``learner_seat`` and the other seats are played by ``opponents``: one
+  callable for all of them or a list with one per other seat (in seat order). An
+  opponent is batched: ``opponent(obs, masks) -> actions`` with ``obs`` (N, obs_size)
+  float32, ``masks`` (N, 37) int8 (numpy arrays for the SB3 env, tensors on the device
+  for the torch env) and ``actions`` (N,) integers. :class:`RandomOpponent` plays
+  uniformly over legal actions.
+
+Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
+float32)`` for the dice game); the legal-action masks come separately. For SB3 the
+observation is the flat Box and the masks come from ``action_masks()`` (and
+``env_method("action_masks")``, which is how sb3-contrib's ``get_action_masks`` reads
+them from a ``VecEnv``): MaskablePPO's ``MlpPolicy`` takes the Box as it is, whereas a
+Dict observation would need ``MultiInputPolicy`` and would feed the mask into the network
+as an input feature.
+
+SB3 example (self-play, 64 games of 2 players = 128 entries)::
+
+    from sb3_contrib import MaskablePPO
+    from qwinto_env.vector import QwintoVecEnv
+
+    venv = QwintoVecEnv(64, num_players=2, seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=512, seed=0)
+    model.learn(4096)
+
+Torch example (on-device loop)::
+
+    import torch
+    from qwinto_env.vector import TorchVectorEnv
+
+    env = TorchVectorEnv(4096, num_players=2, device="cpu", seed=0)
+    obs, masks = env.reset()                      # (8192, 89) float32, (8192, 37) bool
+    logits = torch.zeros(masks.shape).masked_fill(~masks, float("-inf"))
+    actions = torch.distributions.Categorical(logits=logits).sample()
+    obs, masks, rewards, dones, info = env.step(actions)
+
+Finished games restart at once (auto-reset). The SB3 env puts the final observation in
+``infos[i]["terminal_observation"]`` and ``{"r": return, "l": steps}`` in
+``infos[i]["episode"]`` (what SB3's episode statistics read), plus ``"final_score"``;
+the torch env returns the batched engine's report in ``info``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+
+from .batched import BatchedDiceGame, get_backend, pack_masks, uniform_legal
+
+Opponent = Callable[[Any, Any], Any]
+
+
+class RandomOpponent:
+    """A batched opponent that plays uniformly at random among the legal actions."""
+
+    def __init__(self, backend: str = "numpy", device: Any = None, seed: int | None = None):
+        self.backend = get_backend(backend, device)
+        self.gen = self.backend.generator(seed)
+
+    def __call__(self, obs: Any, masks: Any) -> Any:
+        return uniform_legal(self.backend, pack_masks(self.backend, masks), self.gen)
+
+
+class _SeatMap:
+    """Maps the (games, seats) of a batched engine to flat environment entries."""
+
+    def __init__(self, engine: BatchedDiceGame, opponents: Opponent | Sequence[Opponent] | None,
+                 learner_seat: int):
+        P = engine.num_players
+        self.engine = engine
+        self.backend = engine.backend
+        if opponents is None:
+            self.learner_seat = None
+            self.opponents: list[tuple[int, Opponent]] = []
+            self.num_envs = engine.num_games * P
+            return
+        if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+                or not 0 <= learner_seat < P:
+            raise ValueError(f"learner_seat must be a seat in 0..{P - 1}, got {learner_seat!r}")
+        others = [s for s in range(P) if s != learner_seat]
+        if callable(opponents):
+            opponents = [opponents] * len(others)
+        opponents = list(opponents)
+        if len(opponents) != len(others) or not all(callable(o) for o in opponents):
+            raise ValueError(f"opponents must be one callable or a list of {len(others)} "
+                             f"callables (one per seat other than the learner's), got "
+                             f"{opponents!r}")
+        self.learner_seat = int(learner_seat)
+        self.opponents = list(zip(others, opponents))
+        self.num_envs = engine.num_games
+
+    def observe(self) -> tuple[Any, Any]:
+        """Observations and masks of every entry, from the engine's current state."""
+        e = self.engine
+        self.obs_all, self.masks_all = e.observations(), e.action_masks()
+        if self.learner_seat is None:
+            return (self.obs_all.reshape(self.num_envs, e.obs_size),
+                    self.masks_all.reshape(self.num_envs, e.num_actions))
+        return self.obs_all[:, self.learner_seat], self.masks_all[:, self.learner_seat]
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any]:
+        """Apply the entries' actions; return the engine's report, rewards and dones."""
+        B, e = self.backend, self.engine
+        actions = B.as_int64(actions, "actions")
+        if tuple(actions.shape) != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), one per entry, "
+                             f"got {tuple(actions.shape)}")
+        if self.learner_seat is None:
+            joint = actions.reshape(e.num_games, e.num_players)
+        else:
+            joint = B.zeros((e.num_games, e.num_players), B.int64)
+            joint[:, self.learner_seat] = actions
+            for seat, opponent in self.opponents:
+                joint[:, seat] = B.as_int64(
+                    opponent(self.obs_all[:, seat], self.masks_all[:, seat]),
+                    f"actions of the opponent in seat {seat}")
+        out = e.step(joint)
+        if self.learner_seat is None:
+            rewards = out.rewards.reshape(-1)
+            dones = (out.terminated[:, None] | B.zeros((1, e.num_players), B.bool_)).reshape(-1)
+        else:
+            rewards = out.rewards[:, self.learner_seat]
+            dones = out.terminated
+        return out, rewards, dones
+
+    def entries_of(self, game: int) -> list[tuple[int, int]]:
+        """The (entry, seat) pairs of ``game``."""
+        if self.learner_seat is None:
+            P = self.engine.num_players
+            return [(game * P + s, s) for s in range(P)]
+        return [(game, self.learner_seat)]
+
+
+class QwintoVecEnv(VecEnv):
+    """Stable-Baselines3 ``VecEnv`` over :class:`~qwinto_env.batched.BatchedDiceGame`.
+
+    ``num_games`` games of ``num_players`` seats on the numpy engine (or ``backend="torch"``
+    with a ``device``; results are copied to numpy for SB3). ``opponents`` and
+    ``learner_seat`` choose the entry mapping (module docstring); ``reward``,
+    ``random_start`` and ``seed`` go to the engine (``seed()`` before ``reset()`` reseeds
+    it, as in SB3). Illegal actions raise :class:`~qwinto_env.game.IllegalActionError`.
+    """
+
+    def __init__(self, num_games: int, num_players: int = 2, *,
+                 opponents: Opponent | Sequence[Opponent] | None = None,
+                 learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
+                 seed: int | None = None, backend: str = "numpy", device: Any = None):
+        self.engine = BatchedDiceGame(num_games, num_players, backend=backend, device=device,
+                                      seed=seed, reward=reward, random_start=random_start,
+                                      final_observations=True)
+        self._seats = _SeatMap(self.engine, opponents, learner_seat)
+        self.render_mode = None
+        self.num_envs = self._seats.num_envs  # VecEnv.__init__ reads attributes before setting it
+        obs_space = spaces.Box(0.0, 1.0, (self.engine.obs_size,), np.float32)
+        super().__init__(self._seats.num_envs, obs_space, spaces.Discrete(self.engine.num_actions))
+        self._actions: np.ndarray | None = None
+        self._masks: np.ndarray | None = None
+        self._start = time.time()
+
+    def _to_np(self, x: Any) -> np.ndarray:
+        return self.engine.backend.to_numpy(x)
+
+    def _observe(self) -> np.ndarray:
+        obs, masks = self._seats.observe()
+        self._masks = self._to_np(masks).astype(bool)
+        return self._to_np(obs)
+
+    def reset(self) -> np.ndarray:
+        seed = next((s for s in self._seeds if s is not None), None)
+        self.engine.reset(seed=seed)
+        self._reset_seeds()
+        self._reset_options()
+        return self._observe()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self):
+        if self._actions is None:
+            raise RuntimeError("step_wait() called without step_async(actions)")
+        out, rewards, dones = self._seats.step(self._actions)
+        self._actions = None
+        obs = self._observe()
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if int(out.done_index.shape[0]):
+            final_obs = self._to_np(out.final_observation)
+            scores, returns = self._to_np(out.final_scores), self._to_np(out.final_returns)
+            turns = self._to_np(out.final_turns)
+            elapsed = round(time.time() - self._start, 6)
+            for j, game in enumerate(self._to_np(out.done_index).tolist()):
+                for entry, seat in self._seats.entries_of(game):
+                    infos[entry] = {
+                        "terminal_observation": final_obs[j, seat],
+                        "final_score": int(scores[j, seat]),
+                        "episode": {"r": float(returns[j, seat]), "l": 3 * int(turns[j]),
+                                    "t": elapsed},
+                    }
+        return (obs, self._to_np(rewards).astype(np.float32), self._to_np(dones).astype(bool),
+                infos)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal-action masks of every entry, (num_envs, 37) bool."""
+        if self._masks is None:
+            raise RuntimeError("call reset() before action_masks()")
+        return self._masks
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        value = getattr(self, attr_name)  # raises AttributeError, which has_attr relies on
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"QwintoVecEnv entries share one engine; setting "
+                             f"{attr_name!r} per entry is not supported")
+
+    def env_method(self, method_name: str, *method_args, indices: Any = None,
+                   **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        raise AttributeError(f"QwintoVecEnv entries have no method {method_name!r} "
+                             f"(supported: 'action_masks')")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
+class TorchVectorEnv:
+    """Torch-native vector env: observations, masks, rewards and dones as tensors on
+    ``device``, for on-device training loops. Same entry mapping and options as
+    :class:`QwintoVecEnv` (opponents receive and return tensors)."""
+
+    def __init__(self, num_games: int, num_players: int = 2, *, device: Any = "cpu",
+                 opponents: Opponent | Sequence[Opponent] | None = None,
+                 learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
+                 seed: int | None = None, final_observations: bool = False):
+        self.engine = BatchedDiceGame(num_games, num_players, backend="torch", device=device,
+                                      seed=seed, reward=reward, random_start=random_start,
+                                      final_observations=final_observations)
+        self._seats = _SeatMap(self.engine, opponents, learner_seat)
+        self.num_envs = self._seats.num_envs
+        self.device = self.engine.backend.device
+        self.obs_size = self.engine.obs_size
+        self.num_actions = self.engine.num_actions
+
+    def reset(self, seed: int | None = None) -> tuple[Any, Any]:
+        """Restart every game; observations (num_envs, obs_size) and masks (num_envs, 37) bool."""
+        self.engine.reset(seed=seed)
+        obs, masks = self._seats.observe()
+        return obs, masks.bool()
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """``actions`` (num_envs,) -> observations, masks, rewards (float32), dones (bool),
+        and the engine's :class:`~qwinto_env.batched.dice.DiceStepResult` (per game)."""
+        out, rewards, dones = self._seats.step(actions)
+        obs, masks = self._seats.observe()
+        return obs, masks.bool(), rewards, dones, out

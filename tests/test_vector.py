@@ -1,0 +1,144 @@
+"""The SB3 VecEnv and the torch-native vector env over the batched dice engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+from qwinto_env.batched import BatchedDiceGame
+from qwinto_env.game import IllegalActionError
+from qwinto_env.vector import QwintoVecEnv, RandomOpponent, TorchVectorEnv
+
+
+def random_masked(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+def test_self_play_entries_are_game_seat_pairs():
+    venv = QwintoVecEnv(8, num_players=3, seed=4)
+    assert venv.num_envs == 24
+    obs = venv.reset()
+    ref = BatchedDiceGame(8, 3, seed=4)
+    assert obs.shape == (24, 3 * 32 + 25) and obs.dtype == np.float32
+    assert np.array_equal(obs, ref.observations().reshape(24, -1))
+    assert np.array_equal(venv.action_masks(), ref.action_masks().reshape(24, -1).astype(bool))
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(300):
+        actions = random_masked(venv.action_masks(), rng)
+        obs, rewards, dones, infos = venv.step(actions)
+        ref_out = ref.step(actions.reshape(8, 3))
+        assert np.array_equal(obs, ref.observations().reshape(24, -1))
+        assert np.array_equal(rewards, ref_out.rewards.reshape(-1))
+        assert rewards.dtype == np.float32 and dones.dtype == bool
+        for i in np.flatnonzero(dones):
+            info = infos[i]
+            assert info["terminal_observation"].shape == (121,)
+            assert info["episode"]["l"] % 3 == 0
+            assert info["episode"]["r"] == rewards[i]  # "win": the return is the final reward
+            episodes += 1
+        assert all(not infos[i] for i in np.flatnonzero(~dones))
+        # A game ends for all its seats at once.
+        assert np.all(dones.reshape(8, 3).all(1) == dones.reshape(8, 3).any(1))
+    assert episodes > 0
+
+
+def test_masks_reach_maskable_ppo_the_way_sb3_contrib_reads_them():
+    venv = QwintoVecEnv(4, num_players=2, seed=0)
+    venv.reset()
+    assert is_masking_supported(venv)
+    masks = get_action_masks(venv)
+    assert masks.shape == (8, 37) and np.array_equal(masks, venv.action_masks())
+    assert venv.env_method("action_masks", indices=[3])[0].tolist() == masks[3].tolist()
+    with pytest.raises(AttributeError):
+        venv.env_method("render")
+    assert venv.env_is_wrapped(object) == [False] * 8
+
+
+def test_learner_seat_against_opponents():
+    calls = []
+
+    def passer(obs, masks):
+        calls.append(obs.shape)
+        assert obs.shape == (16, 89) and masks.shape == (16, 37)
+        # pass where legal, else the last legal action (the env's default action)
+        return np.where(masks[:, 27] == 1, 27, 36 - np.argmax(masks[:, ::-1], axis=1))
+
+    venv = QwintoVecEnv(16, num_players=2, opponents=passer, learner_seat=1, seed=2,
+                        reward="margin")
+    assert venv.num_envs == 16
+    obs = venv.reset()
+    ref = BatchedDiceGame(16, 2, seed=2)
+    assert np.array_equal(obs, ref.observations()[:, 1])
+    rng = np.random.default_rng(1)
+    finals = []
+    for _ in range(400):
+        obs, rewards, dones, infos = venv.step(random_masked(venv.action_masks(), rng))
+        finals += [infos[i]["final_score"] for i in np.flatnonzero(dones)]
+    assert calls and finals
+
+
+def test_random_opponents_and_bad_config():
+    venv = QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent(seed=0)] * 2, seed=0)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        venv.step(random_masked(venv.action_masks(), rng))
+    with pytest.raises(ValueError, match="opponents"):
+        QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent()])
+    with pytest.raises(ValueError, match="learner_seat"):
+        QwintoVecEnv(8, num_players=3, opponents=RandomOpponent(), learner_seat=3)
+    venv.reset()
+    bad = np.full(8, 35)  # keep is not legal in the choose phase
+    with pytest.raises(IllegalActionError):
+        venv.step(bad)
+
+
+def test_maskable_ppo_trains_on_the_vec_env():
+    venv = QwintoVecEnv(32, num_players=2, seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=2, seed=0,
+                        policy_kwargs={"net_arch": [64, 64]}, device="cpu")
+    model.learn(total_timesteps=8192)
+    assert model.num_timesteps >= 8192
+    assert len(model.ep_info_buffer) > 0  # episode stats came through infos["episode"]
+    # The trained policy only picks legal actions when given the masks.
+    obs = venv.reset()
+    actions, _ = model.predict(obs, action_masks=venv.action_masks())
+    assert venv.action_masks()[np.arange(64), actions].all()
+
+
+def test_torch_vector_env_self_play():
+    env = TorchVectorEnv(64, num_players=2, device="cpu", seed=0, final_observations=True)
+    obs, masks = env.reset()
+    assert obs.shape == (128, 89) and obs.dtype == torch.float32 and masks.dtype == torch.bool
+    gen = torch.Generator().manual_seed(0)
+    ended = 0
+    for _ in range(200):
+        logits = torch.zeros(masks.shape).masked_fill(~masks, float("-inf"))
+        probs = torch.softmax(logits, -1)
+        actions = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+        obs, masks, rewards, dones, info = env.step(actions)
+        assert rewards.shape == (128,) and dones.dtype == torch.bool
+        ended += int(info.done_index.shape[0])
+        if dones.any():
+            # "win" rewards of a finished 2-player game sum to 0 (+1/-1, or a 0/0 draw).
+            games = info.done_index
+            assert torch.all(info.final_returns.sum(1) == 0)
+            assert info.final_observation.shape == (len(games), 2, 89)
+    assert ended > 0
+
+
+def test_torch_vector_env_with_opponent():
+    env = TorchVectorEnv(32, num_players=4, opponents=RandomOpponent("torch", seed=1),
+                         learner_seat=2, seed=1, reward="score")
+    obs, masks = env.reset()
+    assert obs.shape == (32, 4 * 32 + 25)
+    opp = RandomOpponent("torch", seed=2)
+    total = torch.zeros(32)
+    for _ in range(150):
+        obs, masks, rewards, dones, info = env.step(opp(obs, masks))
+        total += rewards
+    assert torch.isfinite(total).all()
