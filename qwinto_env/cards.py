@@ -191,8 +191,7 @@ C_VALUE = C_COUNTING + NUM_STACKS
 C_RAW_VALUE = C_VALUE + rules.MAX_VALUE
 C_COLOURS = C_RAW_VALUE + 1
 COMMON = C_COLOURS + rules.NUM_ROWS  # 113
-#: Offset of each card's colour and value features within ``feat(card)``.
-_CARD_COLOUR_FEAT = tuple(CARD_COLOUR)
+#: Offset of each card's value feature within ``feat(card)`` (the colour's is CARD_COLOUR).
 _CARD_VALUE_FEAT = tuple(NUM_COLOURS + c % len(CARD_VALUES) for c in range(DECK_SIZE))
 
 
@@ -206,11 +205,6 @@ def card_name(card: int) -> str:
     return f"{COLOUR_NAMES[CARD_COLOUR[card]]} {CARD_VALUE[card]}"
 
 
-def card_tuple(card: int) -> tuple[str, int]:
-    """``(colour name, value)`` of a card id, the form used in ``infos``."""
-    return CARD_TUPLES[card]
-
-
 def play_result(hand: Sequence[int], tops: Sequence[int], action: int) -> tuple[int, int]:
     """Value and colour bitmask (bit r = row r) that play ``action`` announces.
 
@@ -222,12 +216,12 @@ def play_result(hand: Sequence[int], tops: Sequence[int], action: int) -> tuple[
         card = hand[slots[0]]
         n1, n2 = NEIGHBOURS[stacks[0]]
         counted = (card, tops[n1], tops[n2])
-    else:
+    else:  # the first card now tops the second stack's neighbour A; its other one counts
         first, second = hand[slots[0]], hand[slots[1]]
         counted = (first, second, tops[OTHER_NEIGHBOUR[stacks[1]][stacks[0]]])
-    value = CARD_VALUE[counted[0]] + CARD_VALUE[counted[1]] + CARD_VALUE[counted[2]]
-    colours = CARD_COLOUR_BIT[counted[0]] | CARD_COLOUR_BIT[counted[1]] | CARD_COLOUR_BIT[counted[2]]
-    return value, colours
+    a, b, c = counted
+    return (CARD_VALUE[a] + CARD_VALUE[b] + CARD_VALUE[c],
+            CARD_COLOUR_BIT[a] | CARD_COLOUR_BIT[b] | CARD_COLOUR_BIT[c])
 
 
 def _observation_indices(num_players: int) -> list[np.ndarray]:
@@ -318,9 +312,13 @@ class CardGame(Game):
     def _check_order(name: str, order: Any, expected: Any) -> list[int]:
         """``order`` as a list of ints, or ValueError unless it is a permutation of ``expected``."""
         try:
-            cards = [int(c) for c in order]
-        except (TypeError, ValueError) as exc:
+            items = list(order)
+        except TypeError as exc:
             raise ValueError(f"{name} must be a sequence of card ids, got {order!r}") from exc
+        if not all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_))
+                   for c in items):
+            raise ValueError(f"{name} must be a sequence of integer card ids, got {order!r}")
+        cards = [int(c) for c in items]
         if sorted(cards) != sorted(expected):
             raise ValueError(f"{name} must be a permutation of the card ids "
                              f"{sorted(expected)}, got {cards}")
@@ -467,7 +465,7 @@ class CardGame(Game):
     def _encode_card(self, off: int, card: int) -> None:
         feats = self._feats
         feats[off:off + CARD_FEATS] = 0.0
-        feats[off + _CARD_COLOUR_FEAT[card]] = 1.0
+        feats[off + CARD_COLOUR[card]] = 1.0
         feats[off + _CARD_VALUE_FEAT[card]] = 1.0
 
     def _encode_hand(self, seat: int) -> None:
@@ -476,7 +474,7 @@ class CardGame(Game):
         off = self._hands_start + seat * HAND_BLOCK
         feats[off:off + HAND_BLOCK] = 0.0
         for card in hand:
-            feats[off + _CARD_COLOUR_FEAT[card]] = 1.0
+            feats[off + CARD_COLOUR[card]] = 1.0
             feats[off + _CARD_VALUE_FEAT[card]] = 1.0
             off += CARD_FEATS
         feats[seat * PUBLIC_BLOCK + PUBLIC_BLOCK - 1] = len(hand) / HAND_SIZE

@@ -156,7 +156,7 @@ def test_infos_hold_only_the_agents_own_hand():
     _, infos = env.reset(seed=4)
     game = env.game
     for seat, agent in enumerate(env.agents):
-        assert infos[agent]["hand"] == tuple(cards.card_tuple(c) for c in game.hands[seat])
+        assert infos[agent]["hand"] == tuple(cards.CARD_TUPLES[c] for c in game.hands[seat])
         public = game.public_info()
         assert "hand" not in public and "hands" not in public
     # the ansi rendering is a table view: hand sizes, never the cards in hand

@@ -412,6 +412,7 @@ def test_bad_constructor_arguments(kwargs, message):
     ({"deck": list(range(31))}, "deck must be a permutation"),
     ({"deck": [0] * 32}, "deck must be a permutation"),
     ({"deck": 5}, "deck must be a sequence"),
+    ({"deck": [float(c) for c in range(32)]}, "integer card ids"),
     ({"start_player": 2}, "start_player"),
 ])
 def test_bad_reset_arguments_change_nothing(kwargs, message):
