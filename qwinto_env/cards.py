@@ -81,7 +81,8 @@ next                 1      announced value (-6..18) as (value + 6) / 24; 0 befo
 next                 3      announced colours: orange, yellow, purple
 ===================  =====  ==========================================================
 
-Size ``33n + 149``. Other seats' hands and the draw-pile order are never in an
+The cards played this turn are the tops of the flagged stacks. Size ``33n + 149``.
+Other seats' hands and the draw-pile order are never in an
 observation. :meth:`CardGame.features` (the env's ``state()``) holds the same public
 part in absolute seat order, then every seat's hand (36 floats each, seat 0 first),
 then the common part.

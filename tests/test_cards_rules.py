@@ -500,3 +500,32 @@ def test_random_games_obey_the_rules(seed, players, empty_pile, pass_bias):
     assert game.done, "the game did not end"
     assert all_cards(game) == list(range(32))
     assert game.game_over() or empty_pile != "reshuffle"
+
+
+def test_explicit_deck_and_chance_reproduce_a_seeded_game():
+    """What a batched engine relies on: the documented shuffles, replayed explicitly."""
+    reshuffles = 0
+    for seed in range(20):
+        seeded = CardGame(4, seed=seed)
+        deck = list(range(32))
+        random.Random(seed).shuffle(deck)
+        replay = CardGame(4, seed=seed + 1000)
+        replay.reset(deck=deck)
+        rng = random.Random(seed)
+        while not seeded.done:
+            actions = [rng.choice(seeded.legal_actions(s)) for s in range(4)]
+            chance = None
+            if seeded.will_reshuffle():
+                twin = random.Random()
+                twin.setstate(seeded.rng.getstate())
+                chance = seeded.covered_cards()
+                twin.shuffle(chance)
+            seeded.step(actions)
+            replay.step(actions, chance=chance)
+            assert (seeded.hands, seeded.stacks, seeded.draw_pile(), seeded.cells,
+                    seeded.misthrows) == (replay.hands, replay.stacks, replay.draw_pile(),
+                                          replay.cells, replay.misthrows)
+            assert np.array_equal(seeded.features(), replay.features())
+        assert replay.done and seeded.reshuffles == replay.reshuffles
+        reshuffles += seeded.reshuffles
+    assert reshuffles > 0   # the chance path was exercised
