@@ -43,7 +43,12 @@ def test_parallel_api(players):
     parallel_api_test(make(players), num_cycles=1000)
 
 
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize("empty_pile", ["end", "no_draw"])
+def test_parallel_api_with_other_empty_pile_rules(empty_pile):
+    parallel_api_test(make(3, empty_pile=empty_pile), num_cycles=1000)
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_aec_api(players):
     api_test(qwinto_env.env(game="cards", num_players=players), num_cycles=1000)
 

@@ -454,6 +454,19 @@ def reference_play_actions(hand):
 @given(seed=st.integers(0, 2**32 - 1), players=st.integers(1, 4),
        empty_pile=st.sampled_from(cards.EMPTY_PILE_RULES), pass_bias=st.floats(0.0, 0.8))
 def test_random_games_obey_the_rules(seed, players, empty_pile, pass_bias):
+    check_random_game(seed, players, empty_pile, pass_bias)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), players=st.integers(1, 4),
+       empty_pile=st.sampled_from(cards.EMPTY_PILE_RULES), pass_bias=st.floats(0.0, 0.8))
+def test_many_random_games_obey_the_rules(seed, players, empty_pile, pass_bias):
+    check_random_game(seed, players, empty_pile, pass_bias)
+
+
+def check_random_game(seed, players, empty_pile, pass_bias):
+    """Play one random legal game, checking every step against the rules."""
     game = CardGame(players, seed=seed, empty_pile=empty_pile)
     rng = random.Random(seed)
     max_steps = 2 * players * (27 + 4)   # every turn the active player writes or misthrows
