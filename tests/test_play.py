@@ -1,0 +1,225 @@
+"""The terminal game (python -m qwinto_env.play): plain words, input handling, bots,
+seeding, the final table; driven through injected I/O and through a piped subprocess."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from qwinto_env import cards, dice
+from qwinto_env.cards import CardGame
+from qwinto_env.dice import DiceGame
+from qwinto_env.play import ChoiceError, TerminalGame, describe_action, main, parse_choice
+
+BAD_INPUTS = ["abc", "", "   ", "99", "0", "-1", "y10", "q4"]
+
+
+class Script:
+    """Injected I/O: answers from a list, then EOFError; records every printed line."""
+
+    def __init__(self, answers, end=EOFError):
+        self.answers, self.end = list(answers), end
+        self.prompts, self.lines = [], []
+
+    def input(self, prompt):
+        self.prompts.append(prompt)
+        if not self.answers:
+            raise self.end
+        return self.answers.pop(0)
+
+    def print(self, text=""):
+        self.lines.extend(str(text).split("\n"))
+
+    @property
+    def text(self):
+        return "\n".join(self.lines)
+
+
+def run(argv, answers, end=EOFError):
+    script = Script(answers, end)
+    status = main(argv, input_fn=script.input, print_fn=script.print)
+    return status, script
+
+
+# -- whole games through injected I/O ---------------------------------------------------------
+
+@pytest.mark.parametrize("game,opponents", [("dice", "expert"), ("dice", "greedy,random"),
+                                            ("cards", "expert"), ("cards", "random,greedy")])
+def test_full_game_with_bad_inputs(game, opponents):
+    answers = BAD_INPUTS + ["h", "s"] + ["1"] * 400
+    status, script = run(["--game", game, "--opponents", opponents, "--seed", "3"], answers)
+    text = script.text
+    assert status == 0, text[-2000:]
+    assert "please type a number" in text
+    assert "'abc' is not a choice" in text and "99 is not a choice" in text
+    assert "'y10' is not a choice" in text
+    assert "Final scores" in text and ("Winner:" in text or "Shared win:" in text)
+    bots = opponents.split(",")
+    for seat, name in enumerate(bots, 1):
+        assert f"player {seat} ({name}):" in text, f"no move of {name} shown"
+    # Bad input changes nothing: the same game as without it.
+    _, clean = run(["--game", game, "--opponents", opponents, "--seed", "3"], ["1"] * 400)
+    assert script.lines[-len(bots) - 3:] == clean.lines[-len(bots) - 3:]
+
+
+def test_the_choices_and_the_moves_are_in_plain_words():
+    status, script = run(["--game", "dice", "--opponents", "expert", "--seed", "1"],
+                         ["7", "k"] + ["1"] * 400)
+    text = script.text
+    assert status == 0
+    assert "roll orange+yellow+purple (3..18)" in text and "roll orange (1..6)" in text
+    assert "you: roll orange+yellow+purple (3..18) -> " in text
+    assert "you: keep the roll (" in text
+    assert "write " in text and " in orange field 1" in text
+    assert "pass (misthrow!)" in text
+    assert "player 1 (expert): roll " in text
+
+
+def test_card_game_shows_hand_and_stacks():
+    status, script = run(["--game", "cards", "--opponents", "expert", "--seed", "2"],
+                         ["1"] * 400)
+    text = script.text
+    assert status == 0
+    assert "your hand: " in text and "stacks  [" in text
+    assert "play " in text and " onto the top-left stack: " in text
+    assert "player 1 (expert): play " in text
+
+
+def test_same_seed_replays_the_same_game():
+    argv = ["--game", "dice", "--opponents", "expert,random", "--seed", "11"]
+    _, a = run(argv, ["3", "r"] + ["1"] * 400)
+    _, b = run(argv, ["3", "r"] + ["1"] * 400)
+    assert a.lines == b.lines
+    _, c = run(argv[:-1] + ["12"], ["3", "r"] + ["1"] * 400)
+    assert a.lines != c.lines
+
+
+def test_players_seat_and_solo():
+    status, script = run(["--players", "3", "--opponents", "greedy", "--seat", "2",
+                          "--seed", "0"], ["1"] * 600)
+    assert status == 0
+    assert "you are player 2, against player 0 (greedy), player 1 (greedy)" in script.text
+    status, script = run(["--players", "1", "--seed", "0"], ["1"] * 600)
+    assert status == 0 and "against nobody (solo)" in script.text
+    assert "Winner" not in script.text
+
+
+# -- leaving ----------------------------------------------------------------------------------
+
+def test_end_of_input_quit_and_ctrl_c_leave_cleanly():
+    status, script = run(["--seed", "0"], ["1", "2"])
+    assert status == 0 and "End of input. Game abandoned in turn 1." in script.text
+    status, script = run(["--seed", "0"], ["q"])
+    assert status == 0 and "You left." in script.text
+    status, script = run(["--seed", "0"], ["1"], end=KeyboardInterrupt)
+    assert status == 130 and "Interrupted." in script.text
+
+
+def test_bad_command_lines():
+    status, script = run(["--opponents", "nobody"], [])
+    assert status == 2 and "unknown agent spec 'nobody'" in script.text
+    status, script = run(["--opponents", "missing/model.pt"], [])
+    assert status == 2 and "does not exist" in script.text
+    status, script = run(["--players", "1", "--opponents", "expert"], [])
+    assert status == 2 and "solo" in script.text
+    status, script = run(["--players", "3", "--opponents", "random,random,random"], [])
+    assert status == 2 and "one per other seat" in script.text
+    status, script = run(["--seat", "5"], [])
+    assert status == 2 and "seat" in script.text
+
+
+# -- the words and the parser --------------------------------------------------------------------
+
+def test_parse_choice():
+    game = DiceGame(num_players=2, seed=0)
+    game.step([34, 27], chance=(3, 4, 5))  # roll all three: 12
+    game.step([35, 27])                    # keep: entry
+    legal = game.legal_actions(0)
+    assert parse_choice("1", legal, game) == legal[0]
+    assert parse_choice(f" {len(legal)} ", legal, game) == legal[-1]
+    assert parse_choice("y4", legal, game) == 12
+    assert parse_choice("Yellow 4", legal, game) == 12
+    assert parse_choice("P", legal, game) == 27
+    assert parse_choice("pass", legal, game) == 27
+    assert parse_choice("purple9", legal, game) == 26
+    for command, meaning in [("s", "sheets"), ("?", "help"), ("quit", "quit")]:
+        assert parse_choice(command, legal, game) == meaning
+    for bad, message in [("", "please type"), ("x", "not a choice"),
+                         (str(len(legal) + 1), "not a choice"), ("keep", "not possible now"),
+                         ("o0", "not a choice"), ("2.5", "not a choice")]:
+        with pytest.raises(ChoiceError, match=message):
+            parse_choice(bad, legal, game)
+
+
+def test_describe_dice_actions():
+    game = DiceGame(num_players=2, seed=0)
+    assert describe_action(game, 0, 33) == "roll yellow+purple (2..12)"
+    assert describe_action(game, 0, 28) == "roll orange (1..6)"
+    game.step([33, 27], chance=(1, 5, 6))
+    assert describe_action(game, 0, dice.KEEP) == "keep the roll (11)"
+    assert describe_action(game, 0, dice.REROLL) == "re-roll yellow+purple"
+    game.step([35, 27])
+    assert describe_action(game, 0, 12) == "write 11 in yellow field 4"
+    assert describe_action(game, 0, 27) == "pass (misthrow!)"
+    assert describe_action(game, 1, 27) == "pass (write nothing)"
+
+
+def test_describe_card_plays():
+    game = CardGame(num_players=2)
+    # Stacks: orange 5 | yellow 3 / grey -2 | purple 6; seat 0 holds orange 4, yellow 4, grey 0.
+    def card(colour, value):
+        return cards.COLOUR_NAMES.index(colour) * 8 + cards.CARD_VALUES.index(value)
+
+    deck = [card("orange", 5), card("yellow", 3), card("grey", -2), card("purple", 6),
+            card("orange", 4), card("yellow", 4), card("grey", 0)]
+    deck += [c for c in range(32) if c not in deck]
+    game.reset(deck=deck)
+    words = {a: describe_action(game, 0, a) for a in game.legal_actions(0)}
+    assert words[28] == "play orange 4 onto the top-left stack: 4 + 3 - 2 = 5, orange+yellow"
+    assert words[28 + 2 * 4 + 3] == ("play grey 0 onto the bottom-right stack: "
+                                     "0 + 3 - 2 = 1, yellow")
+    double = [w for w in words.values() if ", then " in w]
+    assert len(double) == 16  # two orderings of the pair, eight adjacent stack pairs
+    assert ("play orange 4 onto the top-left stack, then yellow 4 onto the top-right stack: "
+            "4 + 4 + 6 = 14, orange+yellow+purple") in double
+
+
+def test_terminal_game_accepts_agent_objects():
+    from agents import load
+
+    bot = load("random", game="cards", num_players=2)
+    script = Script(["1"] * 400)
+    session = TerminalGame("cards", [bot], seed=5, input_fn=script.input,
+                           print_fn=script.print)
+    assert session.play() == 0 and "player 1 (random)" in script.text
+
+
+# -- the real program, stdin piped ------------------------------------------------------------------
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_module_runs_with_piped_input_and_a_checkpoint(tmp_path, game):
+    from agents.policy import PolicyNetwork, save_checkpoint
+
+    size = (dice.observation_size if game == "dice" else cards.observation_size)(3)
+    actions = 37 if game == "dice" else 88
+    path = tmp_path / f"{game}.pt"
+    save_checkpoint(path, PolicyNetwork(size, actions, hidden=(16,)), game, 3, size, actions)
+    stdin = "\n".join(["what", "", "1000"] + ["1"] * 400) + "\n"
+    result = subprocess.run(
+        [sys.executable, "-m", "qwinto_env.play", "--game", game, "--opponents",
+         f"expert,{path}", "--seed", "7"], input=stdin, capture_output=True, text=True,
+        timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert "'what' is not a choice" in result.stdout and "1000 is not a choice" in result.stdout
+    assert f"player 2 ({game}.pt):" in result.stdout
+    assert "Final scores" in result.stdout
+
+
+def test_module_reports_end_of_input():
+    result = subprocess.run([sys.executable, "-m", "qwinto_env.play", "--seed", "1"],
+                            input="2\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.rstrip().endswith("End of input. Game abandoned in turn 1.")
+    assert np.char.count(result.stdout, "your choice").item() == 2
