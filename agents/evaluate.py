@@ -32,10 +32,15 @@ never loses) and reported as ``1500 + 400 * log10(strength)``, centred on 1500.
 
 Engines
 -------
-Games run on the single-game engine (``qwinto_env.parallel.GAMES``), one decision at a
-time; a seat whose mask has a single legal action (nothing to decide) plays it without
-calling its agent. ``BATCHED_RUNNERS`` is the hook for a batched engine: a runner
-registered there for a game is used when every agent ``supports_batch``.
+``engine="single"`` plays on the single-game engine (``qwinto_env.parallel.GAMES``), one
+decision at a time; a seat whose mask has a single legal action (nothing to decide)
+plays it without calling its agent. ``engine="batched"`` plays all games at once on the
+batched engine (:class:`qwinto_env.batched.BatchedDiceGame`, numpy backend), asking
+each agent once per step for all its seats (``act_batch``); it needs agents that
+``supports_batch`` (``random``, checkpoints) and a game registered in
+``BATCHED_RUNNERS``. ``engine="auto"`` (default) picks the batched engine when it can.
+The two engines draw their dice from different generators, so a seed reproduces a
+table on the same engine only.
 """
 
 from __future__ import annotations
@@ -61,9 +66,12 @@ from .load import load
 __all__ = ["Results", "play", "summarise", "bradley_terry", "format_table", "main",
            "BATCHED_RUNNERS"]
 
-#: Game name -> function(agents, num_players, game_seeds, agent_seeds) -> per-game arrays,
-#: used when every agent supports batches. Empty until a batched engine registers one.
+#: Game name -> function(agents, num_players, games, seed, agent_seeds, progress) ->
+#: per-game arrays (``STATS`` keys, ``[game, entrant]``), for agents that support batches.
 BATCHED_RUNNERS: dict[str, Callable[..., dict[str, np.ndarray]]] = {}
+ENGINES = ("auto", "single", "batched")
+#: Games per batch of the batched engine (bounds memory, keeps the progress bar moving).
+BATCH_GAMES = 4096
 
 STATS = ("score", "misthrows", "full_rows", "pentagon_columns")
 
@@ -155,6 +163,65 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
     return out
 
 
+def _play_batched_dice(agents: Sequence[Agent], num_players: int, games: int, seed: int,
+                       agent_seeds: np.ndarray,
+                       progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """Play ``games`` dice games on the batched engine, in batches of ``BATCH_GAMES``.
+
+    Slot ``g`` of the batch is game ``g``, seated like the single engine's game ``g``;
+    each slot's first finished game is recorded (the engine restarts finished games,
+    their successors are ignored).
+    """
+    from qwinto_env.batched import BatchedDiceGame
+    from qwinto_env.view import decode
+
+    P = num_players
+    out = {k: np.zeros((games, P), dtype=np.int64) for k in STATS}
+    for e, agent in enumerate(agents):
+        agent.reset(seed=int(agent_seeds[0, e]))
+    for start in range(0, games, BATCH_GAMES):
+        n = min(BATCH_GAMES, games - start)
+        ids = np.arange(start, start + n)
+        engine = BatchedDiceGame(n, P, backend="numpy", seed=seed + start,
+                                 final_observations=True)
+        # entrant_at[g, s]: the entrant in seat s of game g (entrant e sits at (e + g) % P)
+        entrant_at = (np.arange(P)[None, :] - ids[:, None]) % P
+        where = [np.nonzero(entrant_at == e) for e in range(P)]
+        finished = np.zeros(n, dtype=bool)
+        while not finished.all():
+            obs, masks = engine.observations(), engine.action_masks()
+            actions = np.empty((n, P), dtype=np.int64)
+            for e, agent in enumerate(agents):
+                g, s = where[e]
+                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s])
+            result = engine.step(actions)
+            done = np.asarray(result.done_index)
+            if done.size == 0:
+                continue
+            first = ~finished[done]
+            done = done[first]
+            view = decode(np.asarray(result.final_observation)[first, 0])  # seat 0: absolute
+            cells = view.cells
+            seats = (np.arange(P)[None, :] + ids[done][:, None]) % P  # seat of each entrant
+            pick = np.arange(len(done))[:, None]
+            out["score"][ids[done]] = np.asarray(result.final_scores)[first][pick, seats]
+            out["misthrows"][ids[done]] = view.misthrows[pick, seats]
+            rows_full = (cells.reshape(len(done), P, rules.NUM_ROWS, rules.NUM_FIELDS) > 0) \
+                .all(-1).sum(-1)
+            out["full_rows"][ids[done]] = rows_full[pick, seats]
+            pent = np.zeros((len(done), P), dtype=np.int64)
+            for col, _ in rules.PENTAGON_COLUMNS:
+                pent += (cells[:, :, list(col)] > 0).all(-1)
+            out["pentagon_columns"][ids[done]] = pent[pick, seats]
+            finished[done] = True
+            if progress is not None:
+                progress(len(done))
+    return out
+
+
+BATCHED_RUNNERS["dice"] = _play_batched_dice
+
+
 def _worker(args: tuple) -> dict[str, np.ndarray]:
     specs, game_name, num_players, game_ids, game_seeds, agent_seeds = args
     agents = [load(s, game=game_name, num_players=num_players) for s in specs]
@@ -163,12 +230,15 @@ def _worker(args: tuple) -> dict[str, np.ndarray]:
 
 def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2,
          games: int = 1000, seed: int = 0, workers: int = 1,
-         progress: bool = True) -> Results:
+         progress: bool = True, engine: str = "auto") -> Results:
     """Play ``games`` games with seat rotation; see the module docstring.
 
     ``agents`` holds one spec or :class:`Agent` per seat (or a single one for
-    self-play). ``workers > 1`` splits the games over processes (specs only).
+    self-play). ``workers > 1`` splits the games over processes (specs only, single
+    engine). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``.
     """
+    if engine not in ENGINES:
+        raise EvaluationError(f"unknown engine {engine!r}; choose one of {ENGINES}")
     if game not in GAMES:
         raise EvaluationError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
     agents = list(agents)
@@ -193,10 +263,18 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
     agent_seeds = rng.integers(0, 2 ** 62, size=(games, num_players))
     from tqdm import tqdm
 
-    start = time.perf_counter()
     runner = BATCHED_RUNNERS.get(game)
-    if runner is not None and all(a.supports_batch for a in objs):
-        out = runner(objs, num_players, game_seeds, agent_seeds)
+    batchable = runner is not None and all(a.supports_batch for a in objs)
+    if engine == "batched" and not batchable:
+        raise EvaluationError(
+            f"the batched engine needs a batched {game} runner and agents that support "
+            f"batches; not batchable: "
+            f"{[n for n, a in zip(names, objs) if not a.supports_batch] or 'the game'}")
+    start = time.perf_counter()
+    if batchable and engine != "single":
+        with tqdm(total=games, desc=f"{game} {num_players}p batched", unit="game",
+                  disable=not progress, file=sys.stderr) as bar:
+            out = runner(objs, num_players, games, seed, agent_seeds, bar.update)
     elif workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
@@ -367,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> Results:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--engine", default="auto", choices=ENGINES,
+                        help="batched engine when every agent supports batches (auto)")
     parser.add_argument("--json", help="write the summary and per-game scores as JSON")
     parser.add_argument("--csv", help="write the per-agent table as CSV")
     parser.add_argument("--plot", help="write a PNG of the score distributions")
@@ -375,7 +455,7 @@ def main(argv: Sequence[str] | None = None) -> Results:
     try:
         res = play([s.strip() for s in args.agents.split(",")], game=args.game,
                    num_players=args.players, games=args.games, seed=args.seed,
-                   workers=args.workers, progress=not args.quiet)
+                   workers=args.workers, progress=not args.quiet, engine=args.engine)
     except ValueError as exc:
         parser.exit(2, f"error: {exc}\n")
     print(format_table(res.summary))

@@ -38,6 +38,8 @@ def test_workers_do_not_change_results():
 class StartSpy(RandomAgent):
     """Random play; records, per game, whether it made the game's very first decision."""
 
+    supports_batch = False  # one decision at a time, on the single-game engine
+
     def __init__(self, **kw):
         super().__init__(**kw)
         self.started = []
@@ -134,3 +136,29 @@ def test_bad_requests(capsys):
     with pytest.raises(SystemExit):
         main(["--agents", "nobody", "--games", "2", "--quiet"])
     assert "unknown agent spec 'nobody'" in capsys.readouterr().err
+
+
+def test_batched_engine_agrees_with_the_single_engine():
+    batched = play(["random", "random"], games=1000, seed=2, progress=False, engine="batched")
+    again = play(["random", "random"], games=1000, seed=2, progress=False)  # auto: batched
+    assert (batched.score == again.score).all()
+    single = play(["random", "random"], games=1000, seed=2, progress=False, engine="single")
+    for key in ("score", "misthrows", "pentagon_columns"):
+        b, s = getattr(batched, key), getattr(single, key)
+        sd = math.sqrt(b.var() / b.size + s.var() / s.size)
+        assert abs(b.mean() - s.mean()) < 5 * sd + 1e-9, key
+    # every batched game ended by the rules: 4 misthrows or 2 complete rows somewhere
+    assert ((batched.misthrows.max(1) == 4) | (batched.full_rows.max(1) >= 2)).all()
+    assert list(batched.seat[:, 0]) == [g % 2 for g in range(1000)]
+
+
+def test_batched_engine_with_a_checkpoint(tmp_path):
+    from agents.policy import PolicyNetwork, save_checkpoint
+
+    net = PolicyNetwork(121, 37, hidden=(16,))
+    save_checkpoint(tmp_path / "p.pt", net, "dice", 3, 121, 37)
+    res = play([str(tmp_path / "p.pt"), "random", "random"], num_players=3, games=30,
+               seed=0, progress=False)
+    assert res.entrants[0].endswith("p.pt") and res.games == 30
+    with pytest.raises(EvaluationError, match="not batchable: \\['expert'\\]"):
+        play(["expert", "random"], games=2, engine="batched")
