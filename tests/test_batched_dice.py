@@ -170,7 +170,7 @@ def run_differential(backend: str, num_players: int, reward: str, num_games: int
 @pytest.mark.parametrize("num_players,reward", [(2, "win"), (3, "margin"), (4, "score"),
                                                 (1, "score"), (6, "win")])
 def test_matches_parallel_env(backend, num_players, reward):
-    counts = run_differential(backend, num_players, reward, num_games=60, batch=24,
+    counts = run_differential(backend, num_players, reward, num_games=40, batch=16,
                               seed=num_players)
     assert counts["full_row_ends"] > 0, "no game ended by full rows: the test is too weak"
 

@@ -12,6 +12,7 @@ without it.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -84,6 +85,17 @@ class Backend:
         """Number of set bits of each element of the non-negative int64 array ``x``."""
         raise NotImplementedError
 
+    def unpack_bits(self, x: Any, n: int) -> Any:
+        """Bits ``0..n-1`` of the non-negative int64 array ``x`` as int8 0/1, shape (..., n)."""
+        raise NotImplementedError
+
+    def take(self, x: Any, index: Any, axis: int) -> Any:
+        """``x`` indexed by the int64 array ``index`` along ``axis`` (like ``numpy.take``)."""
+        raise NotImplementedError
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        raise NotImplementedError
+
     def generator(self, seed: int | None) -> Any:
         """A random generator on the device, seeded with ``seed`` (fresh entropy if None)."""
         raise NotImplementedError
@@ -145,6 +157,18 @@ class NumpyBackend(Backend):
     def popcount(self, x):
         return np.bitwise_count(x)
 
+    def unpack_bits(self, x, n):
+        if sys.byteorder == "little":  # the bytes of an int64, lowest first
+            as_bytes = np.ascontiguousarray(x).view(np.uint8).reshape(*x.shape, 8)
+            return np.unpackbits(as_bytes, axis=-1, count=n, bitorder="little").view(np.int8)
+        return ((x[..., None] >> np.arange(n)) & 1).astype(np.int8)
+
+    def take(self, x, index, axis):
+        return np.take(x, index, axis=axis)
+
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
     def generator(self, seed):
         return np.random.default_rng(seed)
 
@@ -165,6 +189,7 @@ class TorchBackend(Backend):
         self.int8, self.int16, self.int32, self.int64 = (
             torch.int8, torch.int16, torch.int32, torch.int64)
         self.float32, self.bool_ = torch.float32, torch.bool
+        self._byte_bits = None
 
     def asarray(self, data, dtype):
         if isinstance(data, self.torch.Tensor):
@@ -222,6 +247,26 @@ class TorchBackend(Backend):
         x = x + (x >> 16)
         x = x + (x >> 32)
         return x & 0x7F
+
+    def unpack_bits(self, x, n):
+        # Look the bits of each byte up in a 256x8 table: far fewer int64 ops than shifting.
+        if self._byte_bits is None:
+            table = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                                  bitorder="little").astype(np.int8)
+            self._byte_bits = self.torch.as_tensor(table, device=self.device)
+        nbytes = (n + 7) // 8
+        as_bytes = x.contiguous().view(self.torch.uint8).reshape(*x.shape, 8)[..., :nbytes]
+        if sys.byteorder != "little":
+            as_bytes = as_bytes.flip(-1)
+        bits = self._byte_bits[as_bytes.long()].reshape(*x.shape, nbytes * 8)
+        return bits[..., :n]
+
+    def take(self, x, index, axis):
+        flat = self.torch.index_select(x, axis, index.reshape(-1))
+        return flat.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(tuple(shape), dtype=dtype, device=self.device)
 
     def generator(self, seed):
         gen = self.torch.Generator(device=self.device)

@@ -129,8 +129,6 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
     pent_cols = [list(cells) for cells, _ in rules.PENTAGON_COLUMNS]
     pent_cells = [p for _, p in rules.PENTAGON_COLUMNS]
     row_last = [(r + 1) * rules.NUM_FIELDS - 1 for r in range(rules.NUM_ROWS)]
-    # Feature values exactly as the single engine computes them (Python float -> float32).
-    value_feat = np.array([v / rules.MAX_VALUE for v in range(_NV)], dtype=np.float32)
     thermo = np.array([[1.0 if i < m else 0.0 for i in range(rules.MAX_MISTHROWS)]
                        for m in range(rules.MAX_MISTHROWS + 1)], dtype=np.float32)
     value_onehot = np.eye(_NV, dtype=np.float32)[:, 1:]
@@ -148,11 +146,11 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
         "pent_cols": np.array(pent_cols, dtype=np.int64),
         "pent_cells": np.array(pent_cells, dtype=np.int64),
         "row_last": np.array(row_last, dtype=np.int64),
-        "value_feat": value_feat, "thermo": thermo, "value_onehot": value_onehot,
+        "thermo": thermo, "value_onehot": value_onehot,
         "colours": colours, "phase_onehot": phase_onehot,
         "active_onehot": np.eye(P, dtype=np.float32), "obs_index": obs_index,
         "recip": recip, "not_self": ~np.eye(P, dtype=bool),
-        "seats": np.arange(P, dtype=np.int64), "action_shifts": np.arange(NUM_ACTIONS),
+        "seats": np.arange(P, dtype=np.int64)
     }
 
 
@@ -289,8 +287,7 @@ class BatchedDiceGame:
 
     def action_masks(self) -> Any:
         """Legal-action masks (N, P, 37) int8, exactly the ParallelEnv's ``action_mask``."""
-        B = self.backend
-        return B.astype((self.legal_bits()[..., None] >> self._t["action_shifts"]) & 1, B.int8)
+        return self.backend.unpack_bits(self.legal_bits(), NUM_ACTIONS)
 
     def allowed_values(self) -> Any:
         """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
@@ -417,7 +414,7 @@ class BatchedDiceGame:
             zeros = B.zeros((k,), B.int64)
             feats = self._features(self.cells[idx], self.misthrows[idx], self.active[idx],
                                    OVER, zeros, zeros)
-            final_obs = feats[:, t["obs_index"]]
+            final_obs = B.take(feats, t["obs_index"], 1)
         final_turns = self.turn[idx]
         self._rotate()
         self._restart(idx)
@@ -481,20 +478,26 @@ class BatchedDiceGame:
 
     def observations(self) -> Any:
         """Ego-centric observations (N, P, obs_size) float32: ``features[index[seat]]``."""
-        return self.features()[:, self._t["obs_index"]]
+        return self.backend.take(self.features(), self._t["obs_index"], 1)
 
     def _features(self, cells: Any, misthrows: Any, active: Any, phase: int, subset: Any,
                   value: Any) -> Any:
         B, t = self.backend, self._t
-        k, P = int(cells.shape[0]), self.num_players
-        sheet = t["value_feat"][B.astype(cells[:, :, :_NC], B.int64)]
+        k, P, S = int(cells.shape[0]), self.num_players, single.SEAT_BLOCK
+        out = B.empty((k, self.feature_size), B.float32)
+        sheets = B.astype(cells[:, :, :_NC], B.float32) / float(rules.MAX_VALUE)
         thermo = t["thermo"][B.astype(misthrows, B.int64)]
-        seats = B.concat([sheet, thermo], -1).reshape(k, P * single.SEAT_BLOCK)
-        ones = B.zeros((k, 1), B.float32) + 1.0
-        phase_row = t["phase_onehot"][phase][None, :] * ones
-        reroll = ones * float(phase == REROLL_DECISION)
-        return B.concat([seats, t["active_onehot"][active], phase_row, t["colours"][subset],
-                         t["value_onehot"][value], reroll], -1)
+        for seat in range(P):  # P <= 6 column blocks; every game is written at once
+            out[:, seat * S:seat * S + _NC] = sheets[:, seat]
+            out[:, seat * S + _NC:(seat + 1) * S] = thermo[:, seat]
+        base = P * S
+        out[:, base:base + P] = t["active_onehot"][active]
+        base += P
+        out[:, base:base + 3] = t["phase_onehot"][phase]
+        out[:, base + 3:base + 6] = t["colours"][subset]
+        out[:, base + 6:base + 6 + rules.MAX_VALUE] = t["value_onehot"][value]
+        out[:, base + 6 + rules.MAX_VALUE] = float(phase == REROLL_DECISION)
+        return out
 
 
 def _itemsize(a: Any) -> int:
