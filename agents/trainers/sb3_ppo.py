@@ -1,0 +1,210 @@
+"""sb3-contrib's MaskablePPO on the batched SB3 VecEnv: the reference trainer a
+benchmarking user knows, writing the project's checkpoint format.
+
+The VecEnv seats the learner once per game (``learner_seat`` 0, random start player);
+the other seats are played by the opponent pool. Unlike the torch trainer, where
+self-play games put the learner in every seat, here a ``self_play`` game seats the
+current policy (sampling, no gradient) in the other seats. Opponents are drawn per game
+at the start of every rollout (SB3 collects rollouts in one piece), so a game in
+progress may change opponent at a rollout boundary.
+
+MaskablePPO's ``MlpPolicy`` has separate actor and critic MLPs, each with
+``network.hidden`` layers; the exported checkpoint holds the actor (torso + policy
+head); its value head is left at zero (the critic does not fit the shared-torso format).
+Rewards are multiplied by ``ppo.reward_scale`` as in the torch trainer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecEnvWrapper
+from torch import nn
+from tqdm import tqdm
+
+from qwinto_env.vector import QwintoVecEnv
+
+from ..policy import PolicyNetwork
+from .config import TrainConfig
+from .pool import OpponentPool
+from .run import Run, learner_row
+
+_ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+class _ScaledRewards(VecEnvWrapper):
+    """Multiplies rewards by a constant (episode infos keep the true returns)."""
+
+    def __init__(self, venv: Any, scale: float):
+        super().__init__(venv)
+        self.scale = scale
+
+    def reset(self) -> np.ndarray:
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards * self.scale, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+
+class _PoolOpponent:
+    """The VecEnv's opponent callable: per game, a pool entry or the current policy."""
+
+    def __init__(self, pool: OpponentPool, num_games: int, self_play_share: float):
+        self.pool = pool
+        self.self_play_share = self_play_share
+        self.model: MaskablePPO | None = None
+        self.assignment = np.full(num_games, -1)  # -1: the current policy
+
+    def redraw(self) -> None:
+        n = len(self.assignment)
+        self_play = self.pool.rng.random(n) < self.self_play_share
+        self.assignment = np.where(self_play, -1, self.pool.draw(n))
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        actions = np.argmax(masks, axis=1)  # the only legal action, where there is one
+        deciding = masks.sum(axis=1) > 1
+        for opponent in np.unique(self.assignment[deciding]):
+            rows = deciding & (self.assignment == opponent)
+            if opponent < 0:
+                actions[rows], _ = self.model.predict(obs[rows], action_masks=masks[rows] > 0,
+                                                      deterministic=False)
+            else:
+                actions[rows] = self.pool.act(int(opponent), torch.as_tensor(obs[rows]),
+                                              torch.as_tensor(masks[rows] > 0)).numpy()
+        return actions
+
+
+def export_policy(model: MaskablePPO, cfg: TrainConfig, obs_size: int, num_actions: int) -> PolicyNetwork:
+    """The MaskablePPO actor as a :class:`PolicyNetwork` (value head zero)."""
+    net = PolicyNetwork(obs_size, num_actions, **vars(cfg.network))
+    policy = model.policy
+    actor = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    torso = [m for m in net.torso if isinstance(m, nn.Linear)]
+    with torch.no_grad():
+        for src, dst in zip(actor, torso):
+            dst.weight.copy_(src.weight)
+            dst.bias.copy_(src.bias)
+        net.policy_head.weight.copy_(policy.action_net.weight)
+        net.policy_head.bias.copy_(policy.action_net.bias)
+        net.value_head.weight.zero_()
+        net.value_head.bias.zero_()
+    return net.eval()
+
+
+class _TrainingCallback(BaseCallback):
+    """Progress bar, opponent redraws, snapshots, evaluations and checkpoints."""
+
+    def __init__(self, cfg: TrainConfig, run: Run, pool: OpponentPool, opponent: _PoolOpponent,
+                 obs_size: int, num_actions: int, progress: bool):
+        super().__init__()
+        self.cfg, self.run, self.pool, self.opponent = cfg, run, pool, opponent
+        self.obs_size, self.num_actions = obs_size, num_actions
+        self.progress = progress
+        self.postfix: dict[str, str] = {}
+
+    def _on_training_start(self) -> None:
+        cfg, step = self.cfg, self.model.num_timesteps
+        self.bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step",
+                        disable=not self.progress, desc=f"sb3 MaskablePPO {cfg.env.game} "
+                        f"{cfg.env.num_players}p", dynamic_ncols=True)
+        self.last = step
+        self.next_snapshot = step + cfg.opponents.snapshot_every
+        self.next_eval = step + cfg.eval.every if cfg.eval.every else None
+        self.next_ckpt = step + cfg.run.checkpoint_every
+
+    def _on_rollout_start(self) -> None:
+        self.opponent.redraw()
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        cfg, step = self.cfg, self.model.num_timesteps
+        self.bar.update(step - self.last)
+        self.last = step
+        if self.model.ep_info_buffer:
+            self.postfix["score"] = f"{np.mean([e['r'] for e in self.model.ep_info_buffer]):.1f}"
+        network = None
+        if step >= self.next_snapshot and cfg.opponents.snapshots > 0:
+            network = export_policy(self.model, cfg, self.obs_size, self.num_actions)
+            self.pool.add_snapshot(network)
+            self.next_snapshot += cfg.opponents.snapshot_every
+        if self.next_eval is not None and step >= self.next_eval and step < cfg.run.total_steps:
+            network = network or export_policy(self.model, cfg, self.obs_size, self.num_actions)
+            for spec, summary in self.run.evaluate(network, cfg.eval.games,
+                                                   seed=cfg.run.seed + step).items():
+                row = learner_row(summary)
+                self.run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
+                                    f"eval/{spec}/mean_score": row["mean_score"]})
+                self.postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
+            self.next_eval += cfg.eval.every
+        if step >= self.next_ckpt:
+            save(self.model, self.run, self.pool, cfg, self.obs_size, self.num_actions)
+            self.next_ckpt += cfg.run.checkpoint_every
+        fps = self.model.logger.name_to_value.get("time/fps")
+        if fps:
+            self.postfix["sps"] = f"{fps:,.0f}"
+        self.bar.set_postfix(self.postfix, refresh=False)
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
+
+
+def save(model: MaskablePPO, run: Run, pool: OpponentPool, cfg: TrainConfig,
+         obs_size: int, num_actions: int) -> PolicyNetwork:
+    network = export_policy(model, cfg, obs_size, num_actions)
+    model.save(run.ckpt_dir / "sb3_model.zip")
+    run.save(network, model.num_timesteps, {"pool": pool.state_dict()})
+    return network
+
+
+def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
+    """Train with MaskablePPO; checkpoints, logs and evaluations go to ``run``."""
+    if cfg.env.game != "dice":
+        raise ValueError(f"the sb3 trainer needs a batched engine for game {cfg.env.game!r}, "
+                         f"which does not exist yet; use game dice")
+    if cfg.env.num_players < 2:
+        raise ValueError("the sb3 trainer seats the learner against opponents: "
+                         "env.num_players must be 2 or more (use the torch trainer for solo)")
+    if cfg.run.torch_threads:
+        torch.set_num_threads(cfg.run.torch_threads)
+    pc, N = cfg.ppo, cfg.env.num_games
+    pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players, cfg.run.seed)
+    total = cfg.opponents.self_play + cfg.opponents.snapshots + sum(cfg.opponents.scripted.values())
+    opponent = _PoolOpponent(pool, N, cfg.opponents.self_play / total)
+    venv = QwintoVecEnv(N, cfg.env.num_players, opponents=opponent, reward=cfg.env.reward,
+                        random_start=True, seed=cfg.run.seed)
+    env = _ScaledRewards(venv, pc.reward_scale)
+    obs_size, num_actions = venv.engine.obs_size, venv.engine.num_actions
+    batch = pc.rollout_steps * N
+    kwargs = dict(n_steps=pc.rollout_steps, batch_size=max(1, batch // pc.num_minibatches),
+                  n_epochs=pc.update_epochs, gamma=pc.gamma, gae_lambda=pc.gae_lambda,
+                  clip_range=pc.clip_coef, ent_coef=pc.ent_coef, vf_coef=pc.vf_coef,
+                  max_grad_norm=pc.max_grad_norm, normalize_advantage=pc.normalize_advantages,
+                  learning_rate=(lambda f: pc.learning_rate * f) if pc.anneal_lr else pc.learning_rate,
+                  seed=cfg.run.seed, device=run.device, verbose=0,
+                  tensorboard_log=str(run.dir / "tb"))
+    if resume:
+        state = run.load_state()
+        model = MaskablePPO.load(run.ckpt_dir / "sb3_model.zip", env=env, device=run.device)
+        pool.load_state_dict(state["pool"], PolicyNetwork(obs_size, num_actions, **vars(cfg.network)))
+    else:
+        model = MaskablePPO("MlpPolicy", env, policy_kwargs=dict(
+            net_arch=dict(pi=list(cfg.network.hidden), vf=list(cfg.network.hidden)),
+            activation_fn=_ACTIVATIONS[cfg.network.activation]), **kwargs)
+        if cfg.opponents.snapshots > 0:
+            pool.add_snapshot(export_policy(model, cfg, obs_size, num_actions))
+    opponent.model = model
+    callback = _TrainingCallback(cfg, run, pool, opponent, obs_size, num_actions, progress)
+    remaining = max(0, cfg.run.total_steps - model.num_timesteps)
+    model.learn(remaining, callback=callback, reset_num_timesteps=not resume,
+                tb_log_name="sb3")
+    return save(model, run, pool, cfg, obs_size, num_actions)

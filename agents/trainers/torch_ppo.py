@@ -1,0 +1,243 @@
+"""On-device PPO (CleanRL style): the batched torch engine, the rollout and the network
+share one device, so a GPU never waits on the environment.
+
+One readable loop: collect ``rollout_steps`` engine steps of every learner seat into
+preallocated tensors, compute GAE advantages, then a few epochs of clipped-objective
+minibatch updates. Illegal actions are masked out of the logits (sampling, log-probs
+and entropy all see only legal actions).
+
+Learner streams: every game slot of the batch is either a self-play game (the learner
+plays every seat, parameters shared) or an opponent game (the learner plays one seat,
+an opponent from :class:`~agents.trainers.pool.OpponentPool` all others, redrawn when
+the game ends). Each learner seat is one stream of the rollout; steps where it has
+nothing to decide (only the pass action) stay in the rollout with probability one,
+which adds nothing to the policy gradient and keeps the value targets continuous.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from qwinto_env.batched import BatchedDiceGame
+
+from ..policy import PolicyNetwork
+from .config import TrainConfig
+from .pool import OpponentPool
+from .run import Run, learner_row
+
+MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term exactly 0
+
+
+def make_engine(cfg: TrainConfig, device: torch.device) -> Any:
+    """The batched torch engine of the configured game."""
+    if cfg.env.game != "dice":
+        raise ValueError(f"the torch trainer needs a batched engine for game "
+                         f"{cfg.env.game!r}, which does not exist yet; use game dice")
+    return BatchedDiceGame(cfg.env.num_games, cfg.env.num_players, backend="torch",
+                           device=device, seed=cfg.run.seed, reward=cfg.env.reward,
+                           random_start=True)
+
+
+def masked_logits(network: PolicyNetwork, obs: torch.Tensor,
+                  mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    logits, value = network(obs)
+    return logits.masked_fill(~mask, MASKED), value
+
+
+def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
+    """Train a policy by PPO; checkpoints, logs and evaluations go to ``run``."""
+    device, pc, P = run.device, cfg.ppo, cfg.env.num_players
+    if cfg.run.torch_threads:
+        torch.set_num_threads(cfg.run.torch_threads)
+    torch.manual_seed(cfg.run.seed)
+    engine = make_engine(cfg, device)
+    N, A = engine.num_games, engine.num_actions
+    net = PolicyNetwork(engine.obs_size, A, **vars(cfg.network)).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=pc.learning_rate, eps=1e-5)
+    pool = OpponentPool(cfg.opponents, cfg.env.game, P, cfg.run.seed)
+
+    # Game slots [0, N - n_opp) are self-play; the rest seat the learner once.
+    n_opp = int(round(N * pool.opponent_share)) if P > 1 else 0
+    learner = torch.ones(N, P, dtype=torch.bool, device=device)
+    opponent_of = torch.full((N,), -1, dtype=torch.long, device=device)
+    if n_opp:
+        slots = torch.arange(N - n_opp, N, device=device)
+        learner[slots] = False
+        learner[slots, slots % P] = True
+    S = int(learner.sum())
+    T = pc.rollout_steps
+    batch = T * S
+    minibatch = max(1, batch // pc.num_minibatches)
+
+    step, start_step = 0, 0
+    if resume:
+        state = run.load_state()
+        net.load_state_dict(state["network"])
+        optimizer.load_state_dict(state["optimizer"])
+        pool.load_state_dict(state["pool"], net)
+        step = start_step = state["step"]
+    elif n_opp and cfg.opponents.snapshots > 0:
+        pool.add_snapshot(net)
+    if n_opp:
+        opponent_of[N - n_opp:] = torch.as_tensor(pool.draw(n_opp), device=device)
+
+    obs_buf = torch.zeros(T, S, engine.obs_size, device=device)
+    mask_buf = torch.zeros(T, S, A, dtype=torch.bool, device=device)
+    act_buf = torch.zeros(T, S, dtype=torch.long, device=device)
+    logp_buf = torch.zeros(T, S, device=device)
+    rew_buf = torch.zeros(T, S, device=device)
+    end_buf = torch.zeros(T, S, device=device)
+    val_buf = torch.zeros(T, S, device=device)
+
+    num_updates = max(1, -(-(cfg.run.total_steps - start_step) // batch))
+    next_snapshot = step + cfg.opponents.snapshot_every
+    next_ckpt = step + cfg.run.checkpoint_every
+    next_eval = step + cfg.eval.every if cfg.eval.every else None
+    ep_scores: list[float] = []
+    ep_wins: list[float] = []
+    postfix: dict[str, str] = {}
+    bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
+               desc=f"torch PPO {cfg.env.game} {P}p", dynamic_ncols=True)
+    for update in range(num_updates):
+        if pc.anneal_lr:
+            optimizer.param_groups[0]["lr"] = pc.learning_rate * (1.0 - update / num_updates)
+        tick = time.perf_counter()
+        # -- rollout ------------------------------------------------------------------
+        for t in range(T):
+            obs, masks = engine.observations(), engine.action_masks() > 0
+            with torch.no_grad():
+                logits, value = masked_logits(net, obs[learner], masks[learner])
+                gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
+                action = (logits + gumbel).argmax(dim=1)
+                logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
+            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, where there is one
+            joint[learner] = action
+            _opponents_act(pool, joint, obs, masks, learner, opponent_of)
+            out = engine.step(joint, validate=False)
+            obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t], val_buf[t] = \
+                obs[learner], masks[learner], action, logp, value
+            rew_buf[t] = out.rewards[learner] * pc.reward_scale
+            end_buf[t] = out.terminated[:, None].expand(N, P)[learner].float()
+            if len(out.done_index):
+                _record_episodes(out, learner, opponent_of, ep_scores, ep_wins)
+                ended_opp = out.done_index[opponent_of[out.done_index] >= 0]
+                if len(ended_opp):
+                    opponent_of[ended_opp] = torch.as_tensor(pool.draw(len(ended_opp)),
+                                                             device=device)
+        step += batch
+        # -- advantages (GAE) ---------------------------------------------------------------
+        with torch.no_grad():
+            next_obs, next_masks = engine.observations(), engine.action_masks() > 0
+            _, next_value = masked_logits(net, next_obs[learner], next_masks[learner])
+            adv = torch.zeros_like(rew_buf)
+            last = torch.zeros(S, device=device)
+            for t in reversed(range(T)):
+                following = next_value if t == T - 1 else val_buf[t + 1]
+                alive = 1.0 - end_buf[t]
+                delta = rew_buf[t] + pc.gamma * following * alive - val_buf[t]
+                last = delta + pc.gamma * pc.gae_lambda * alive * last
+                adv[t] = last
+            returns = adv + val_buf
+        # -- update ---------------------------------------------------------------------
+        stats = _update(net, optimizer, pc, obs_buf.reshape(batch, -1), mask_buf.reshape(batch, A),
+                        act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1),
+                        returns.reshape(-1), val_buf.reshape(-1), minibatch)
+        sps = batch / (time.perf_counter() - tick)
+        bar.update(batch)
+        logs = {"train/steps_per_second": sps, "train/lr": optimizer.param_groups[0]["lr"], **stats}
+        if ep_scores:
+            logs["train/episode_score"] = float(np.mean(ep_scores))
+            postfix["score"] = f"{logs['train/episode_score']:.1f}"
+            if ep_wins:
+                logs["train/opponent_game_win_rate"] = float(np.mean(ep_wins))
+            ep_scores.clear()
+            ep_wins.clear()
+        postfix["sps"] = f"{sps:,.0f}"
+        run.log(step, logs)
+
+        if n_opp and cfg.opponents.snapshots > 0 and step >= next_snapshot:
+            pool.add_snapshot(net)
+            next_snapshot += cfg.opponents.snapshot_every
+        if next_eval is not None and step >= next_eval and step < cfg.run.total_steps:
+            results = run.evaluate(net, cfg.eval.games, seed=cfg.run.seed + step)
+            for spec, summary in results.items():
+                row = learner_row(summary)
+                run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
+                               f"eval/{spec}/mean_score": row["mean_score"]})
+                postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
+            next_eval += cfg.eval.every
+        if step >= next_ckpt:
+            run.save(net, step, {"optimizer": optimizer.state_dict(), "pool": pool.state_dict()})
+            next_ckpt += cfg.run.checkpoint_every
+        bar.set_postfix(postfix, refresh=False)
+    bar.close()
+    run.save(net, step, {"optimizer": optimizer.state_dict(), "pool": pool.state_dict()})
+    return net
+
+
+def _opponents_act(pool: OpponentPool, joint: torch.Tensor, obs: torch.Tensor,
+                   masks: torch.Tensor, learner: torch.Tensor, opponent_of: torch.Tensor) -> None:
+    """Fill in the actions of every opponent seat that has a decision to make."""
+    deciding = ~learner & (masks.sum(dim=2) > 1)
+    if not bool(deciding.any()):
+        return
+    for opponent in torch.unique(opponent_of[deciding.any(dim=1)]).tolist():
+        seats = deciding & (opponent_of == opponent)[:, None]
+        joint[seats] = pool.act(opponent, obs[seats], masks[seats])
+
+
+def _record_episodes(out: Any, learner: torch.Tensor, opponent_of: torch.Tensor,
+                     scores: list[float], wins: list[float]) -> None:
+    """Final scores of the learner's seats, and its results in opponent games."""
+    ended = out.done_index
+    finals = out.final_scores.float()
+    seats = learner[ended]
+    scores.extend(finals[seats].tolist())
+    in_opp = opponent_of[ended] >= 0
+    if bool(in_opp.any()):
+        own = finals[in_opp][seats[in_opp]]
+        best_other = finals[in_opp].masked_fill(seats[in_opp], -1e9).max(dim=1).values
+        wins.extend(((own > best_other).float() + 0.5 * (own == best_other).float()).tolist())
+
+
+def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, obs: torch.Tensor,
+            masks: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor,
+            advantages: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor,
+            minibatch: int) -> dict[str, float]:
+    """``update_epochs`` passes of clipped PPO over the rollout; mean losses for the logs."""
+    batch = obs.shape[0]
+    sums = {"loss/policy": 0.0, "loss/value": 0.0, "loss/entropy": 0.0, "loss/approx_kl": 0.0}
+    count = 0
+    for _ in range(pc.update_epochs):
+        order = torch.randperm(batch, device=obs.device)
+        for start in range(0, batch, minibatch):
+            idx = order[start:start + minibatch]
+            logits, value = masked_logits(net, obs[idx], masks[idx])
+            logp_all = torch.log_softmax(logits, dim=1)
+            logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+            log_ratio = logp - old_logp[idx]
+            ratio = log_ratio.exp()
+            adv = advantages[idx]
+            if pc.normalize_advantages and adv.numel() > 1:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            policy_loss = torch.max(-adv * ratio,
+                                    -adv * ratio.clamp(1 - pc.clip_coef, 1 + pc.clip_coef)).mean()
+            value_loss = 0.5 * (value - returns[idx]).pow(2).mean()
+            loss = policy_loss - pc.ent_coef * entropy + pc.vf_coef * value_loss
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), pc.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                sums["loss/approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+                sums["loss/policy"] += float(policy_loss)
+                sums["loss/value"] += float(value_loss)
+                sums["loss/entropy"] += float(entropy)
+            count += 1
+    return {k: v / count for k, v in sums.items()}

@@ -1,0 +1,144 @@
+"""Training: config validation, tiny end-to-end runs of each trainer, checkpoints, resume."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import train
+from agents import load
+from agents.trainers.config import ConfigError, TrainConfig, load_config, save_config
+from agents.trainers.run import ResumeError
+from qwinto_env import parallel_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TINY = ["run.total_steps=1500", "run.checkpoint_every=700", "env.num_games=8",
+        "ppo.rollout_steps=8", "ppo.update_epochs=1", "ppo.num_minibatches=2",
+        "network.hidden=[16]", "eval.every=0", "eval.games=4", "eval.final_games=4",
+        "eval.opponents=[random]", "opponents.snapshot_every=400",
+        "opponents.scripted={random: 0.2, greedy: 0.2}"]
+
+
+# -- config -------------------------------------------------------------------------------
+
+def test_every_shipped_config_loads():
+    configs = sorted((ROOT / "configs").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        cfg = load_config(path)
+        assert isinstance(cfg, TrainConfig)
+
+
+def test_default_yaml_matches_the_dataclass_defaults():
+    # the documented default file and the code defaults must not drift apart
+    assert load_config(ROOT / "configs" / "default.yaml").to_dict() == TrainConfig().validate().to_dict()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("ppo.learnig_rate=1e-3", "did you mean 'ppo.learning_rate'"),
+    ("ppo.learning_rate=fast", "ppo.learning_rate must be a number"),
+    ("run.trainer=jax", "run.trainer must be one of"),
+    ("run.total_steps=1.5", "run.total_steps must be an integer"),
+    ("run.total_steps=0", "run.total_steps must be positive"),
+    ("env.num_players=5", "num_players must be in 1..4 for cards"),
+    ("network.hidden=128", "network.hidden must be a list"),
+    ("ppo.anneal_lr=maybe", "ppo.anneal_lr must be true or false"),
+    ("opponents.scripted={random: -1}", "opponents.scripted.random must be >= 0"),
+    ("optimizer.lr=1", "unknown config field 'optimizer'"),
+    ("nonsense", "must look like section.field=value"),
+])
+def test_bad_overrides_name_the_field(override, message):
+    extra = ["env.game=cards"] if "cards" in message else []
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, extra + [override])
+
+
+def test_bad_config_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("run: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    bad.write_text("run:\n  seed: 1\n  sed: 2\n")
+    with pytest.raises(ConfigError, match="did you mean 'run.seed'"):
+        load_config(bad)
+
+
+def test_saved_config_round_trips(tmp_path):
+    cfg = load_config(None, ["ppo.learning_rate=1e-4", "network.hidden=[32, 32]"])
+    save_config(cfg, tmp_path / "c.yaml")
+    assert load_config(tmp_path / "c.yaml") == cfg
+    assert yaml.safe_load((tmp_path / "c.yaml").read_text())["ppo"]["learning_rate"] == 1e-4
+
+
+# -- end-to-end runs ----------------------------------------------------------------------
+
+def run_train(tmp_path, *args):
+    return train.main(["--runs-dir", str(tmp_path), "--no-progress", "--device", "cpu", *args])
+
+
+def checkpoint_plays(path, game="dice", players=2):
+    agent = load(str(path), game=game, num_players=players)
+    env = parallel_env(game=game, num_players=players)
+    obs, _ = env.reset(seed=0)
+    while env.agents:
+        actions = {a: agent.act(obs[a]["observation"], obs[a]["action_mask"]) for a in env.agents}
+        for a, act in actions.items():
+            assert obs[a]["action_mask"][act] == 1
+        obs, *_ = env.step(actions)
+
+
+@pytest.mark.parametrize("trainer", ["torch", "sb3"])
+def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer):
+    assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY) == 0
+    out = capsys.readouterr().out
+    assert "learner vs random" in out and "win rate" in out
+    run_dir = tmp_path / "tiny"
+    assert (run_dir / "config.yaml").is_file() and (run_dir / "evaluation.txt").is_file()
+    assert list((run_dir / "tb").iterdir())
+    assert len(list((run_dir / "checkpoints").glob("step_*.pt"))) >= 2
+    checkpoint_plays(run_dir / "final.pt")
+    data = torch.load(run_dir / "final.pt", weights_only=True)
+    assert data["metadata"]["trainer"] == trainer
+
+
+def test_resume_continues_from_the_last_checkpoint(tmp_path):
+    assert run_train(tmp_path, "run.name=r", *TINY) == 0
+    first = torch.load(tmp_path / "r" / "checkpoints" / "trainer_state.pt", weights_only=False)
+    assert run_train(tmp_path, "run.name=r", *TINY) == 2          # refuses to overwrite
+    assert run_train(tmp_path, "--resume", "run.name=r", *TINY, "run.total_steps=4000") == 0
+    second = torch.load(tmp_path / "r" / "checkpoints" / "trainer_state.pt", weights_only=False)
+    assert second["step"] > first["step"] >= 1500
+    assert not torch.equal(first["network"]["policy_head.weight"],
+                           second["network"]["policy_head.weight"])
+    # a resumed run must keep its game and network
+    with pytest.raises(ResumeError, match="network"):
+        from agents.trainers.run import Run
+        Run(load_config(None, [*TINY, "run.name=r", "network.hidden=[8]"]), root=tmp_path,
+            resume=True).load_state()
+
+
+def test_resume_without_a_run_is_a_clear_error(tmp_path, capsys):
+    assert run_train(tmp_path, "--resume", "run.name=nothing", *TINY) == 2
+    assert "cannot resume run 'nothing'" in capsys.readouterr().err
+
+
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="no CUDA device"):
+        train.main(["--runs-dir", str(tmp_path), "--device", "cuda", "run.name=c", *TINY])
+
+
+def test_opponent_games_seat_the_learner_once(tmp_path):
+    from agents.trainers.pool import OpponentPool
+    cfg = load_config(None, TINY)
+    pool = OpponentPool(cfg.opponents, "dice", 2, seed=0)
+    draws = pool.draw(4000)
+    # no snapshots yet: only the two scripted specs, equal shares
+    assert set(np.unique(draws)) == {0, 1}
+    assert abs((draws == 0).mean() - 0.5) < 0.05
