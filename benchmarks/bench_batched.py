@@ -60,7 +60,7 @@ def bench_batched(backend: str, device: str | None, players: int, batch: int, se
 
     def block(turns: int) -> None:
         for _ in range(3 * turns):
-            actions = uniform_legal(B, games.legal_bits(), gen)
+            actions = uniform_legal(B, games.legal_bits(), gen, games.num_actions)
             games.step(actions, validate=False)
             if with_obs:
                 games.observations()
@@ -97,7 +97,9 @@ def main() -> None:
                         choices=["parallel", "numpy", "torch"])
     parser.add_argument("--no-obs", action="store_true",
                         help="skip the 'with obs' measurement (halves the run time)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads (default 1: on a small shared machine torch's "
+                             "thread pool slows down badly whenever another process is busy)")
     args = parser.parse_args()
 
     configs: list[tuple[str, str | None, list[int]]] = []

@@ -85,6 +85,10 @@ class Backend:
         """Number of set bits of each element of the non-negative int64 array ``x``."""
         raise NotImplementedError
 
+    def popcount16(self, x: Any) -> Any:
+        """:meth:`popcount` for int64 arrays known to hold values below ``2**16``."""
+        return self.popcount(x)
+
     def unpack_bits(self, x: Any, n: int) -> Any:
         """Bits ``0..n-1`` of the non-negative int64 array ``x`` as int8 0/1, shape (..., n)."""
         raise NotImplementedError
@@ -190,6 +194,7 @@ class TorchBackend(Backend):
             torch.int8, torch.int16, torch.int32, torch.int64)
         self.float32, self.bool_ = torch.float32, torch.bool
         self._byte_bits = None
+        self._pop16 = None
 
     def asarray(self, data, dtype):
         if isinstance(data, self.torch.Tensor):
@@ -247,6 +252,12 @@ class TorchBackend(Backend):
         x = x + (x >> 16)
         x = x + (x >> 32)
         return x & 0x7F
+
+    def popcount16(self, x):
+        if self._pop16 is None:
+            table = np.bitwise_count(np.arange(1 << 16, dtype=np.int64))
+            self._pop16 = self.torch.as_tensor(table, device=self.device)
+        return self._pop16[x]
 
     def unpack_bits(self, x, n):
         # Look the bits of each byte up in a 256x8 table: far fewer int64 ops than shifting.

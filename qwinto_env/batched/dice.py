@@ -28,7 +28,8 @@ array              shape, dtype   content
                                   of ``[n, p, v]`` is bit ``v`` of
                                   ``rules.cells_allowed_values(...)[c]``; updated on write
                                   by AND with a table built from ``rules.allowed_after_write``
-``row_count``      (N,P,4) int8   fields written per row (index 3 is scratch for passes)
+``row_count``      (N,P,4) int8   fields written per row (index 3: scratch, stays 0)
+``full_rows``      (N,P) int8     complete rows per seat
 ``misthrows``      (N,P) int8     misthrows per seat
 ``active``         (N,) int64     active seat
 ``subset``         (N,) int64     rolled colours bitmask (0 before the roll)
@@ -245,6 +246,7 @@ class BatchedDiceGame:
         self.legal_cells = B.zeros((N, P, _NV), B.int32)
         self.legal_cells[...] = self._t["legal_init"]
         self.row_count = B.zeros((N, P, rules.NUM_ROWS + 1), B.int8)
+        self.full_rows = B.zeros((N, P), B.int8)
         self.misthrows = B.zeros((N, P), B.int8)
         self.active = active
         self.subset = B.zeros((N,), B.int64)
@@ -263,7 +265,8 @@ class BatchedDiceGame:
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
-        arrays = (self.cells, self.legal_cells, self.row_count, self.misthrows, self.active,
+        arrays = (self.cells, self.legal_cells, self.row_count, self.full_rows, self.misthrows,
+                  self.active,
                   self.subset, self.dice, self.value, self.turn)
         if self.reward_kind == "score":
             arrays += (self._scores,)
@@ -369,15 +372,19 @@ class BatchedDiceGame:
         if where is not None:
             dice = B.where(where[:, None], dice, self.dice)
         self.dice = dice
-        self.value = B.astype(dice, B.int64).sum(-1)
+        self.value = B.astype(dice[:, 0] + dice[:, 1] + dice[:, 2], B.int64)  # <= 18: no overflow
 
     def _enter(self, a: Any, rewards: Any) -> DiceStepResult:
         B, t, P = self.backend, self._t, self.num_players
         value = self.value
         # Writes (a pass lands in the scratch column 27 / scratch row 3).
         B.flat(self.cells)[self._base_cell + a] = B.astype(value, B.int8)[:, None]
-        B.flat(self.row_count)[self._base_row + t["row_of"][a]] += 1
-        self.legal_cells &= t["update"][a * _NV + value[:, None]]
+        writes = B.astype(a != PASS, B.int8)
+        row_index = self._base_row + t["row_of"][a]
+        count = B.flat(self.row_count)[row_index] + writes
+        B.flat(self.row_count)[row_index] = count
+        self.full_rows += B.astype(count == rules.NUM_FIELDS, B.int8)
+        self.legal_cells &= B.take(t["update"], a * _NV + value[:, None], 0)
         seat_of_active = self._base_game + self.active
         missed = B.flat(a)[seat_of_active] == PASS
         B.flat(self.misthrows)[seat_of_active] += B.astype(missed, B.int8)
@@ -387,8 +394,7 @@ class BatchedDiceGame:
         self.dice = self.dice * 0
         self.phase = CHOOSE
 
-        full_rows = (self.row_count[:, :, :rules.NUM_ROWS] == rules.NUM_FIELDS).sum(-1)
-        ended = (full_rows >= rules.FULL_ROWS_TO_END).any(-1) \
+        ended = (B.amax(self.full_rows, -1) >= rules.FULL_ROWS_TO_END) \
             | (B.flat(self.misthrows)[seat_of_active] >= rules.MAX_MISTHROWS)
         if self.reward_kind == "score":
             scores = self._score_of(self.cells, self.row_count, self.misthrows)
@@ -431,6 +437,7 @@ class BatchedDiceGame:
         self.cells[idx] = 0
         self.legal_cells[idx] = self._t["legal_init"]
         self.row_count[idx] = 0
+        self.full_rows[idx] = 0
         self.misthrows[idx] = 0
         self.turn[idx] = 0
         self._scores[idx] = 0
