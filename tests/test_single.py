@@ -1,7 +1,9 @@
 """The single-agent Gymnasium env (Qwinto-v0): checkers, skipping, rewards, seeding,
 opponents, masks for sb3-contrib, bad input."""
 
+import re
 import warnings
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -16,6 +18,18 @@ from qwinto_env.single import OpponentSpecError, QwintoSingleEnv, RenderModeErro
 
 TABLES = [("dice", 1), ("dice", 2), ("dice", 3), ("dice", 6), ("cards", 1), ("cards", 2),
           ("cards", 3), ("cards", 4)]
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Train on one thread: on a small shared machine torch's default thread pool spins
+    against the other processes and makes these tiny trainings several times slower."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def make(game="dice", players=2, **kwargs):
@@ -304,7 +318,7 @@ def test_sb3_contrib_finds_the_masks_through_wrappers_and_vec_envs():
             venv.close()
 
 
-def test_maskable_ppo_trains_on_the_env():
+def test_maskable_ppo_trains_on_the_env(one_torch_thread):
     from sb3_contrib import MaskablePPO
 
     env = make("dice", 2, opponents="greedy")
@@ -316,3 +330,19 @@ def test_maskable_ppo_trains_on_the_env():
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(),
                               deterministic=True)
     assert obs["action_mask"][int(action)] == 1
+
+
+# -- the documentation's examples ------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "single.md"
+DOC_BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+
+
+@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'")
+@pytest.mark.parametrize("block", DOC_BLOCKS, ids=[f"block{i}" for i in range(len(DOC_BLOCKS))])
+def test_doc_example_runs(block, one_torch_thread):
+    exec(compile(block, str(DOC), "exec"), {"__name__": "__main__"})
+
+
+def test_doc_has_the_training_examples():
+    assert len(DOC_BLOCKS) == 2 and all("MaskablePPO" in b for b in DOC_BLOCKS)
