@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import cards, dice, rules
-from .game import Game
+from .game import Game, IllegalActionError
 from .parallel import GAMES
 from .single import make_opponents
 
@@ -143,7 +143,7 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
         raise ChoiceError(f"please type a number from 1 to {count} (h lists the choices)")
     if word in _COMMANDS:
         return _COMMANDS[word]
-    if word.isdigit():
+    if word.isdecimal():
         number = int(word)
         if not 1 <= number <= count:
             raise ChoiceError(f"{number} is not a choice: type a number from 1 to {count}")
@@ -228,6 +228,12 @@ class TerminalGame:
         except _Leave as leave:
             out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
             return leave.status
+        except KeyboardInterrupt:  # at the prompt or while a bot thinks
+            out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
+            return 130
+        except IllegalActionError as error:  # a faulty bot; the engine refused its move
+            out(f"error: a bot chose an illegal move ({error}); game stopped")
+            return 1
         out("")
         out(self.game.render())
         out("")
@@ -301,8 +307,6 @@ class TerminalGame:
                 text = self.input_fn(f"your choice (1-{len(legal)}, h help, q quit): ")
             except EOFError:
                 raise _Leave("End of input.", 0) from None
-            except KeyboardInterrupt:
-                raise _Leave("Interrupted.", 130) from None
             try:
                 choice = parse_choice(text, legal, self.game)
             except ChoiceError as error:

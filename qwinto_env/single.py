@@ -92,7 +92,9 @@ raises, as it should). Both pass for both games and every player count tested (s
 (``MultiInputPolicy``). MaskablePPO finds :meth:`QwintoSingleEnv.action_masks` through
 ``get_wrapper_attr`` (plain env, ``gymnasium.make`` wrappers) and through
 ``env_method`` under ``DummyVecEnv`` and ``SubprocVecEnv``, so no ``ActionMasker``
-wrapper is needed. ``make_vec_env("Qwinto-v0", ...)`` works: it first asks for
+wrapper is needed. ``make_vec_env("qwinto_env:Qwinto-v0", ...)`` works: the
+``module:`` prefix makes Gymnasium import ``qwinto_env`` (which registers the id) also
+in ``SubprocVecEnv``'s fresh worker processes; SB3 first asks for
 ``render_mode="rgb_array"``, gets a :class:`RenderModeError` (a ``TypeError`` too) and
 retries without it.
 
@@ -194,7 +196,6 @@ class QwintoSingleEnv(gym.Env):
         if n == 1 and opponents is not None:
             raise OpponentSpecError(f"solo play has no opponents, got {opponents!r}")
         self.opponents = make_opponents("random" if opponents is None else opponents, game, n)
-        self.game_name = game
         self.num_players = n
         self.learner_seat_option = learner_seat
         self.render_mode = render_mode
@@ -251,6 +252,7 @@ class QwintoSingleEnv(gym.Env):
         observations, rewards, terminations, _, infos, acted = self._table_step(action)
         reward = self._pending_reward + rewards[self.agent]
         self._pending_reward = 0.0
+        penalised = infos[self.agent].get("illegal_action", False)
         if terminations[self.agent]:
             self._done = True
             self._obs, self._table_infos = observations[self.agent], infos
@@ -258,6 +260,8 @@ class QwintoSingleEnv(gym.Env):
         else:
             skipped_reward, later, skipped = self._advance(observations, infos)
         infos = self._learner_infos(acted + later, skipped)
+        if penalised:
+            infos["illegal_action"] = True
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward + skipped_reward, self._done, False, infos

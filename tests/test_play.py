@@ -116,6 +116,34 @@ def test_end_of_input_quit_and_ctrl_c_leave_cleanly():
     assert status == 130 and "Interrupted." in script.text
 
 
+def test_a_bot_that_breaks_the_rules_stops_the_game_cleanly():
+    class Cheater:
+        name = "cheater"
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0])
+
+    script = Script(["1"] * 10)
+    session = TerminalGame("dice", [Cheater()], seed=0, input_fn=script.input,
+                           print_fn=script.print)
+    assert session.play() == 1
+    assert "error: a bot chose an illegal move" in script.text
+
+
+def test_ctrl_c_while_a_bot_thinks():
+    class Sleeper:
+        name = "sleeper"
+
+        def act(self, observation, action_mask):
+            raise KeyboardInterrupt
+
+    script = Script(["1"] * 10)
+    session = TerminalGame("dice", [Sleeper()], seed=0, start_player=1,
+                           input_fn=script.input, print_fn=script.print)
+    assert session.play() == 130
+    assert script.lines[-1] == "Interrupted. Game abandoned in turn 1."
+
+
 def test_bad_command_lines():
     status, script = run(["--opponents", "nobody"], [])
     assert status == 2 and "unknown agent spec 'nobody'" in script.text
@@ -147,7 +175,8 @@ def test_parse_choice():
         assert parse_choice(command, legal, game) == meaning
     for bad, message in [("", "please type"), ("x", "not a choice"),
                          (str(len(legal) + 1), "not a choice"), ("keep", "not possible now"),
-                         ("o0", "not a choice"), ("2.5", "not a choice")]:
+                         ("o0", "not a choice"), ("2.5", "not a choice"),
+                         ("\u00b2", "not a choice"), ("\x1b[A", "not a choice")]:
         with pytest.raises(ChoiceError, match=message):
             parse_choice(bad, legal, game)
 

@@ -227,8 +227,10 @@ def test_illegal_action_pass_mode_penalises():
     env = make("dice", 2, illegal_action="pass", illegal_penalty=-2.0, reward="score")
     obs, _ = env.reset(seed=0)
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
-    _, reward, *_ = env.step(illegal)
-    assert reward <= -2.0
+    obs, reward, _, _, info = env.step(illegal)
+    assert reward <= -2.0 and info["illegal_action"] is True
+    _, _, _, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert "illegal_action" not in info
 
 
 # -- opponents ---------------------------------------------------------------------------------
