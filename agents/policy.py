@@ -12,7 +12,7 @@ key                 content
 ``observation_size``  length of the observation vector
 ``num_actions``     size of the action space
 ``network``         constructor arguments of :class:`PolicyNetwork` (``hidden``,
-                    ``activation``)
+                    ``activation``, ``features``; a missing ``features`` means ``"raw"``)
 ``state_dict``      the network's parameters (``PolicyNetwork.state_dict()``)
 ``metadata``        free-form dict (trainer, steps, config...); optional
 ==================  ===========================================================
@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from .base import Agent, legal_indices
+from .features import EXTRA_SIZE, FEATURE_SETS, SheetFeatures
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
@@ -48,27 +49,37 @@ class CheckpointError(ValueError):
 
 
 class PolicyNetwork(nn.Module):
-    """An MLP torso with a policy head (logits) and a value head."""
+    """An MLP torso with a policy head (logits) and a value head.
+
+    ``features="sheet"`` first appends the rule-derived features of
+    :mod:`agents.features` to the observation (``"raw"``: the observation as it is).
+    """
 
     def __init__(self, observation_size: int, num_actions: int,
-                 hidden: Sequence[int] = (256, 256), activation: str = "tanh"):
+                 hidden: Sequence[int] = (256, 256), activation: str = "tanh",
+                 features: str = "raw"):
         super().__init__()
         if activation not in _ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; choose one of "
                              f"{sorted(_ACTIVATIONS)}")
+        if features not in FEATURE_SETS:
+            raise ValueError(f"unknown features {features!r}; choose one of {FEATURE_SETS}")
+        self.observation_size, self.num_actions = int(observation_size), int(num_actions)
+        self.features = SheetFeatures() if features == "sheet" else nn.Identity()
         layers: list[nn.Module] = []
-        size = observation_size
+        size = observation_size + EXTRA_SIZE[features]
         for h in hidden:
             layers += [nn.Linear(size, int(h)), _ACTIVATIONS[activation]()]
             size = int(h)
         self.torso = nn.Sequential(*layers)
         self.policy_head = nn.Linear(size, num_actions)
         self.value_head = nn.Linear(size, 1)
-        self.config = {"hidden": [int(h) for h in hidden], "activation": activation}
+        self.config = {"hidden": [int(h) for h in hidden], "activation": activation,
+                       "features": features}
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(B, A)`` and values ``(B,)`` for observations ``(B, obs)``."""
-        z = self.torso(obs)
+        z = self.torso(self.features(obs))
         return self.policy_head(z), self.value_head(z).squeeze(-1)
 
 

@@ -49,6 +49,8 @@ class EnvConfig:
 class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])  # MLP layer widths
     activation: Literal["tanh", "relu"] = "tanh"  # hidden-layer activation
+    features: Literal["raw", "sheet"] = "sheet"  # "sheet": add the rule-derived features of
+                                       # agents/features.py (allowed values per own cell)
 
 
 @dataclass

@@ -79,7 +79,7 @@ class Run:
         cfg = self.cfg
         cpu_net = _cpu_copy(network)
         save_checkpoint(path, cpu_net, cfg.env.game, cfg.env.num_players,
-                        cpu_net.torso[0].in_features, cpu_net.policy_head.out_features,
+                        cpu_net.observation_size, cpu_net.num_actions,
                         metadata={"trainer": cfg.run.trainer, "steps": step,
                                   "config": cfg.to_dict()})
 
@@ -125,8 +125,7 @@ class Run:
 
 
 def _cpu_copy(network: PolicyNetwork) -> PolicyNetwork:
-    net = PolicyNetwork(network.torso[0].in_features, network.policy_head.out_features,
-                        **network.config)
+    net = PolicyNetwork(network.observation_size, network.num_actions, **network.config)
     net.load_state_dict({k: v.detach().cpu() for k, v in network.state_dict().items()})
     return net.eval()
 

@@ -22,12 +22,14 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnvWrapper
 from torch import nn
 from tqdm import tqdm
 
 from qwinto_env.vector import QwintoVecEnv
 
+from ..features import EXTRA_SIZE, SheetFeatures
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .pool import OpponentPool
@@ -52,6 +54,17 @@ class _ScaledRewards(VecEnvWrapper):
 
     def action_masks(self) -> np.ndarray:
         return self.venv.action_masks()
+
+
+class _Features(BaseFeaturesExtractor):
+    """``network.features`` as an SB3 features extractor (no parameters)."""
+
+    def __init__(self, observation_space: Any, features: str):
+        super().__init__(observation_space, observation_space.shape[0] + EXTRA_SIZE[features])
+        self.transform = SheetFeatures() if features == "sheet" else nn.Identity()
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.transform(observations)
 
 
 class _PoolOpponent:
@@ -199,7 +212,9 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     else:
         model = MaskablePPO("MlpPolicy", env, policy_kwargs=dict(
             net_arch=dict(pi=list(cfg.network.hidden), vf=list(cfg.network.hidden)),
-            activation_fn=_ACTIVATIONS[cfg.network.activation]), **kwargs)
+            activation_fn=_ACTIVATIONS[cfg.network.activation],
+            features_extractor_class=_Features,
+            features_extractor_kwargs=dict(features=cfg.network.features)), **kwargs)
         if cfg.opponents.snapshots > 0:
             pool.add_snapshot(export_policy(model, cfg, obs_size, num_actions))
     opponent.model = model
