@@ -251,6 +251,7 @@ class CardGame(Game):
     name = "cards"
     num_actions = NUM_ACTIONS
     pass_action = PASS
+    reset_options = ("deck",)
 
     def __init__(self, num_players: int = 2, seed: int | None = None,
                  empty_pile: str = "reshuffle"):

@@ -39,6 +39,9 @@ class Game(abc.ABC):
     num_actions: int
     #: The no-op/pass action, the only legal action of a seat with nothing to decide.
     pass_action: int
+    #: Keyword arguments of :meth:`reset` that fix chance (e.g. the card game's ``deck``);
+    #: the ParallelEnv passes them through from ``reset(options=...)``.
+    reset_options: tuple[str, ...] = ()
 
     num_players: int
     cells: list[list[int]]   # per seat, the 27 cells of its sheet (0 = empty)

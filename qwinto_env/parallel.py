@@ -76,7 +76,9 @@ Seeding
 -------
 ``reset(seed=s)`` seeds the game's generator; the same seed and the same actions
 give the same trajectory. ``options={"start_player": i}`` fixes the first active
-player; ``random_start=True`` draws it from the seeded generator at every reset.
+player; ``random_start=True`` draws it from the seeded generator at every reset. The card
+game also takes ``options={"deck": order}`` to fix the deal (see :mod:`qwinto_env.cards`);
+other keys are ignored.
 
 Version history: v0, first release.
 """
@@ -166,7 +168,8 @@ class QwintoParallelEnv(ParallelEnv):
                 or not 0 <= start < game.num_players:
             raise ValueError(f"options['start_player'] must be a seat in "
                              f"0..{game.num_players - 1}, got {start!r}")
-        game.reset(start_player=int(start))
+        fixed = {key: options[key] for key in game.reset_options if key in options}
+        game.reset(start_player=int(start), **fixed)
         self.agents = self.possible_agents[:]
         self._scores = game.scores()
         if self.render_mode == "human":

@@ -356,3 +356,16 @@ def test_python_random_module_untouched():
     state = random.getstate()
     play(make(3), seed=1)
     assert random.getstate() == state
+
+
+def test_reset_options_deck_fixes_the_deal():
+    from qwinto_env import parallel_env
+    deck = list(range(31, -1, -1))
+    env = parallel_env(game="cards", num_players=2)
+    env.reset(seed=1, options={"deck": deck})
+    first = env.state().copy()
+    env.reset(seed=2, options={"deck": deck})
+    assert (env.state() == first).all()
+    assert env.game.tops() == deck[:4]
+    env.reset(seed=1, options={"deck": deck, "unrelated": 1})  # other keys are ignored
+    assert env.game.tops() == deck[:4]
