@@ -78,17 +78,17 @@ class ExpertParams:
     """Every tunable number of the expert, with the value it plays with by default."""
 
     #: Capacity per field at which a segment's fill probability reaches 1 - 1/e.
-    tau: float = 0.12
+    tau: float = 0.14
     #: Share of the room above a last segment that the rightmost number is expected to use.
     top_share: float = 0.6
     #: Weight of the complete-row bonus (rightmost number instead of 9).
     w_full: float = 1.0
     #: Weight of the pentagon-column term.
-    w_pent: float = 1.0
+    w_pent: float = 0.8
     #: Rolls the game needs per field a player still lacks for two complete rows.
     rolls_per_entry: float = 1.6
     #: Rolls added to the horizon estimate before it caps future fills.
-    horizon_slack: float = 2.0
+    horizon_slack: float = 0.0
     #: Extra cost of a misthrow beyond its 5 points (the risk of the fourth one).
     misthrow_extra: float = 5.0
     #: A re-roll is taken when it is expected to gain more than this.
