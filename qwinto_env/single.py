@@ -92,7 +92,9 @@ raises, as it should). Both pass for both games and every player count tested (s
 (``MultiInputPolicy``). MaskablePPO finds :meth:`QwintoSingleEnv.action_masks` through
 ``get_wrapper_attr`` (plain env, ``gymnasium.make`` wrappers) and through
 ``env_method`` under ``DummyVecEnv`` and ``SubprocVecEnv``, so no ``ActionMasker``
-wrapper is needed. ``make_vec_env("qwinto_env:Qwinto-v0", ...)`` works: the
+wrapper is needed (if one is used anyway, give it a function,
+``ActionMasker(env, lambda e: e.unwrapped.action_masks())``; its string form fails in
+sb3-contrib 2.9). ``make_vec_env("qwinto_env:Qwinto-v0", ...)`` works: the
 ``module:`` prefix makes Gymnasium import ``qwinto_env`` (which registers the id) also
 in ``SubprocVecEnv``'s fresh worker processes; SB3 first asks for
 ``render_mode="rgb_array"``, gets a :class:`RenderModeError` (a ``TypeError`` too) and

@@ -303,10 +303,14 @@ def test_sb3_contrib_finds_the_masks_through_wrappers_and_vec_envs():
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    from sb3_contrib.common.wrappers import ActionMasker
+
     env = make("dice", 2)
     env.reset(seed=0)
     assert is_masking_supported(env)
     assert np.array_equal(get_action_masks(env), env.unwrapped.action_masks())
+    wrapped = ActionMasker(env, lambda e: e.unwrapped.action_masks())  # the documented form
+    assert np.array_equal(get_action_masks(wrapped), env.unwrapped.action_masks())
     for cls in (DummyVecEnv, SubprocVecEnv):
         # "module:id" makes a fresh worker process import qwinto_env (which registers the id).
         venv = make_vec_env("qwinto_env:Qwinto-v0", n_envs=2, vec_env_cls=cls,
