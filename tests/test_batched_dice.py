@@ -333,3 +333,12 @@ def test_state_bytes_and_tables_from_rules():
     games.step(np.array([[35, PASS]] * 8))
     games.step(np.array([[4, PASS]] * 8))
     assert to_np(games.allowed_values())[0, 0].tolist() == allowed
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sheet_features_divide_exactly_like_the_single_engine(backend):
+    # The batched engines compute float32(v) / 18; the single engines float32(v / 18).
+    B = get_backend(backend)
+    batched = to_np(B.astype(B.arange(19), B.float32) / 18.0)
+    single = np.array([v / 18 for v in range(19)], dtype=np.float32)
+    assert np.array_equal(batched.view(np.int32), single.view(np.int32))

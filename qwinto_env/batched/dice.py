@@ -19,25 +19,26 @@ Quick use::
 
 State (leading dimension N = ``num_games``; P = ``num_players``):
 
-=================  =============  ==========================================================
-array              shape, dtype   content
-=================  =============  ==========================================================
-``cells``          (N,P,28) int8  sheets, cell ``r*9+f`` (0 = empty); column 27 is scratch
-                                  (a pass "writes" there, so writes need no branch)
-``legal_cells``    (N,P,19) int32 the rules' allowed-value bitmasks, transposed: bit ``c``
-                                  of ``[n, p, v]`` is bit ``v`` of
-                                  ``rules.cells_allowed_values(...)[c]``; updated on write
-                                  by AND with a table built from ``rules.allowed_after_write``
-``row_count``      (N,P,4) int8   fields written per row (index 3: scratch, stays 0)
-``full_rows``      (N,P) int8     complete rows per seat
-``misthrows``      (N,P) int8     misthrows per seat
-``active``         (N,) int64     active seat
-``subset``         (N,) int64     rolled colours bitmask (0 before the roll)
-``dice``           (N,3) int8     faces of the rolled dice (0 for dice not rolled)
-``value``          (N,) int64     rolled value (0 before the roll)
-``turn``           (N,) int32     turns completed in the current game
-``phase``          Python int     CHOOSE, REROLL_DECISION or ENTRY, shared by the batch
-=================  =============  ==========================================================
+=====================  ==============  ====================================================
+array                  shape, dtype    content
+=====================  ==============  ====================================================
+``sheet.cells``        (N,P,28) int8   sheets, cell ``r*9+f`` (0 = empty); column 27 is
+                                       scratch (a pass "writes" there: no branch)
+``sheet.legal_cells``  (N,P,19) int32  the rules' allowed-value bitmasks, transposed: bit
+                                       ``c`` of ``[n, p, v]`` is bit ``v`` of
+                                       ``rules.cells_allowed_values(...)[c]``; a write
+                                       ANDs a row of a table built from
+                                       ``rules.allowed_after_write``
+``sheet.row_count``    (N,P,4) int8    fields written per row (index 3: scratch, stays 0)
+``sheet.full_rows``    (N,P) int8      complete rows per seat
+``sheet.misthrows``    (N,P) int8      misthrows per seat
+``active``             (N,) int64      active seat
+``subset``             (N,) int64      rolled colours bitmask (0 before the roll)
+``dice``               (N,3) int8      faces of the rolled dice (0 for dice not rolled)
+``value``              (N,) int64      rolled value (0 before the roll)
+``turn``               (N,) int32      turns completed in the current game
+``phase``              Python int      CHOOSE, REROLL_DECISION or ENTRY, for the batch
+=====================  ==============  ====================================================
 
 Every turn has exactly three steps and a game can only end at an entry step, after
 which its replacement starts at the choose phase: so all games of a batch are always in
@@ -67,6 +68,7 @@ from .. import dice as single
 from .. import rules
 from ..game import IllegalActionError
 from .backend import Backend, get_backend
+from .sheets import REWARDS, Sheets, to_backend
 
 NUM_ACTIONS = single.NUM_ACTIONS
 PASS = single.PASS
@@ -75,7 +77,6 @@ KEEP = single.KEEP
 REROLL = single.REROLL
 CHOOSE, REROLL_DECISION, ENTRY, OVER = single.CHOOSE, single.REROLL_DECISION, single.ENTRY, \
     single.OVER
-REWARDS = ("win", "margin", "score")
 
 _NV = rules.MAX_VALUE + 1          # value slots 0..18 (0 unused)
 _NC = rules.NUM_CELLS              # 27 cells
@@ -107,51 +108,19 @@ class DiceStepResult:
 
 @functools.lru_cache(maxsize=None)
 def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
-    """The rule and encoding tables as numpy arrays, derived from rules.py and dice.py."""
-    P = num_players
-    # Writing v into c ANDs rules.allowed_after_write's per-number constraint into every
-    # cell's allowed set; applying it to all-ones yields that constraint as a vector.
-    update = np.full((_NC + 1, _NV, _NV), -1, dtype=np.int64)
-    for c in range(_NC):
-        for v in range(rules.MIN_VALUE, rules.MAX_VALUE + 1):
-            allowed = [rules.ALL_VALUES_BITS] * _NC
-            rules.allowed_after_write(allowed, c, v)
-            update[c, v] = [sum(1 << x for x in range(_NC) if allowed[x] >> u & 1)
-                            for u in range(_NV)]
-    empty_allowed = rules.cells_allowed_values([0] * _NC)
-    legal_init = [sum(1 << x for x in range(_NC) if empty_allowed[x] >> u & 1)
-                  for u in range(_NV)]
-    subset_cells = [sum(1 << c for r in single.SUBSET_ROWS[s]
-                        for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS))
-                    for s in range(8)]
+    """The dice game's encoding tables as numpy arrays, derived from qwinto_env.dice."""
     subset_dice = [[1 if r in single.SUBSET_ROWS[s] else 0 for r in range(rules.NUM_ROWS)]
                    for s in range(8)]
-    row_of = [c // rules.NUM_FIELDS for c in range(_NC)] + [rules.NUM_ROWS]
-    pent_cols = [list(cells) for cells, _ in rules.PENTAGON_COLUMNS]
-    pent_cells = [p for _, p in rules.PENTAGON_COLUMNS]
-    row_last = [(r + 1) * rules.NUM_FIELDS - 1 for r in range(rules.NUM_ROWS)]
-    thermo = np.array([[1.0 if i < m else 0.0 for i in range(rules.MAX_MISTHROWS)]
-                       for m in range(rules.MAX_MISTHROWS + 1)], dtype=np.float32)
-    value_onehot = np.eye(_NV, dtype=np.float32)[:, 1:]
-    colours = np.array(subset_dice, dtype=np.float32)
     phase_onehot = np.zeros((4, 3), dtype=np.float32)
     phase_onehot[[CHOOSE, REROLL_DECISION, ENTRY], [0, 1, 2]] = 1.0
-    obs_index = np.stack(single._observation_indices(P)).astype(np.int64)
-    recip = np.array([0.0] + [1.0 / k for k in range(1, P + 1)], dtype=np.float32)
     return {
-        "update": update.reshape((_NC + 1) * _NV, _NV).astype(np.int32),
-        "legal_init": np.array(legal_init, dtype=np.int32),
-        "subset_cells": np.array(subset_cells, dtype=np.int64),
         "subset_dice": np.array(subset_dice, dtype=np.int8),
-        "row_of": np.array(row_of, dtype=np.int64),
-        "pent_cols": np.array(pent_cols, dtype=np.int64),
-        "pent_cells": np.array(pent_cells, dtype=np.int64),
-        "row_last": np.array(row_last, dtype=np.int64),
-        "thermo": thermo, "value_onehot": value_onehot,
-        "colours": colours, "phase_onehot": phase_onehot,
-        "active_onehot": np.eye(P, dtype=np.float32), "obs_index": obs_index,
-        "recip": recip, "not_self": ~np.eye(P, dtype=bool),
-        "seats": np.arange(P, dtype=np.int64)
+        "value_onehot": np.eye(_NV, dtype=np.float32)[:, 1:],
+        "colours": np.array(subset_dice, dtype=np.float32),
+        "phase_onehot": phase_onehot,
+        "active_onehot": np.eye(num_players, dtype=np.float32),
+        "obs_index": np.stack(single._observation_indices(num_players)).astype(np.int64),
+        "seats": np.arange(num_players, dtype=np.int64),
     }
 
 
@@ -213,14 +182,9 @@ class BatchedDiceGame:
         self.obs_size = single.observation_size(P)
         self.feature_size = self.obs_size
         B = self.backend
-        self._t = {k: B.asarray(v, v.dtype if B.name == "numpy" else _torch_dtype(B, v))
-                   for k, v in _numpy_tables(P).items()}
-        ar = B.arange(N * P).reshape(N, P)
-        # Flat offsets of each (game, seat) row, so per-seat reads and writes are 1-D gathers.
-        self._base_value = ar * _NV
-        self._base_cell = ar * (_NC + 1)
-        self._base_row = ar * (rules.NUM_ROWS + 1)
-        self._base_game = B.arange(N) * P
+        self._t = to_backend(B, _numpy_tables(P))
+        self.sheet = Sheets(B, N, P, reward)
+        self._base_game = self.sheet.base_game
         self.gen = B.generator(seed)
         self.reset()
 
@@ -242,19 +206,13 @@ class BatchedDiceGame:
                 raise ValueError(f"start_player must be a seat in 0..{P - 1} or an array of "
                                  f"{N} such seats, got {start_player!r}")
             active = active + B.zeros((N,), B.int64)
-        self.cells = B.zeros((N, P, _NC + 1), B.int8)
-        self.legal_cells = B.zeros((N, P, _NV), B.int32)
-        self.legal_cells[...] = self._t["legal_init"]
-        self.row_count = B.zeros((N, P, rules.NUM_ROWS + 1), B.int8)
-        self.full_rows = B.zeros((N, P), B.int8)
-        self.misthrows = B.zeros((N, P), B.int8)
+        self.sheet.reset()
         self.active = active
         self.subset = B.zeros((N,), B.int64)
         self.dice = B.zeros((N, rules.NUM_ROWS), B.int8)
         self.value = B.zeros((N,), B.int64)
         self.turn = B.zeros((N,), B.int32)
         self.phase = CHOOSE
-        self._scores = B.zeros((N, P), B.int64)
         self._legal = None
 
     def _start_seats(self, k: int) -> Any:
@@ -265,11 +223,8 @@ class BatchedDiceGame:
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
-        arrays = (self.cells, self.legal_cells, self.row_count, self.full_rows, self.misthrows,
-                  self.active,
-                  self.subset, self.dice, self.value, self.turn)
-        if self.reward_kind == "score":
-            arrays += (self._scores,)
+        arrays = self.sheet.arrays() + (self.active, self.subset, self.dice, self.value,
+                                        self.turn)
         total = sum(int(np.prod(tuple(a.shape))) * _itemsize(a) for a in arrays)
         return total / self.num_games
 
@@ -279,9 +234,7 @@ class BatchedDiceGame:
         if self._legal is None:
             B, t = self.backend, self._t
             if self.phase == ENTRY:
-                lc = B.flat(self.legal_cells)[self._base_value + self.value[:, None]]
-                self._legal = (B.astype(lc, B.int64) & t["subset_cells"][self.subset][:, None]) \
-                    | _PASS_BIT
+                self._legal = self.sheet.legal_writes(self.value, self.subset)
             else:
                 bits = _CHOOSE_BITS if self.phase == CHOOSE else _REROLL_BITS
                 is_active = t["seats"][None, :] == self.active[:, None]
@@ -294,11 +247,7 @@ class BatchedDiceGame:
 
     def allowed_values(self) -> Any:
         """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
-        B = self.backend
-        cells = B.arange(_NC)
-        values = B.arange(_NV)
-        bits = (B.astype(self.legal_cells, B.int64)[..., None, :] >> cells[:, None]) & 1
-        return B.astype((bits << values).sum(-1), B.int32)
+        return self.sheet.allowed_values()
 
     # -- stepping ------------------------------------------------------------------
     def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> DiceStepResult:
@@ -375,31 +324,14 @@ class BatchedDiceGame:
         self.value = B.astype(dice[:, 0] + dice[:, 1] + dice[:, 2], B.int64)  # <= 18: no overflow
 
     def _enter(self, a: Any, rewards: Any) -> DiceStepResult:
-        B, t, P = self.backend, self._t, self.num_players
-        value = self.value
-        # Writes (a pass lands in the scratch column 27 / scratch row 3).
-        B.flat(self.cells)[self._base_cell + a] = B.astype(value, B.int8)[:, None]
-        writes = B.astype(a != PASS, B.int8)
-        row_index = self._base_row + t["row_of"][a]
-        count = B.flat(self.row_count)[row_index] + writes
-        B.flat(self.row_count)[row_index] = count
-        self.full_rows += B.astype(count == rules.NUM_FIELDS, B.int8)
-        self.legal_cells &= B.take(t["update"], a * _NV + value[:, None], 0)
-        seat_of_active = self._base_game + self.active
-        missed = B.flat(a)[seat_of_active] == PASS
-        B.flat(self.misthrows)[seat_of_active] += B.astype(missed, B.int8)
+        B, P, sheet = self.backend, self.num_players, self.sheet
+        ended = sheet.enter(a, self.value, self._base_game + self.active)
         self.turn += 1
-        self.subset = value * 0
-        self.value = value * 0
+        self.subset = self.subset * 0
+        self.value = self.value * 0
         self.dice = self.dice * 0
         self.phase = CHOOSE
-
-        ended = (B.amax(self.full_rows, -1) >= rules.FULL_ROWS_TO_END) \
-            | (B.flat(self.misthrows)[seat_of_active] >= rules.MAX_MISTHROWS)
-        if self.reward_kind == "score":
-            scores = self._score_of(self.cells, self.row_count, self.misthrows)
-            rewards += B.astype(scores - self._scores, B.float32)
-            self._scores = scores
+        sheet.entry_rewards(rewards)
         idx = B.nonzero(ended)
         k = int(idx.shape[0])
         if k == 0:
@@ -407,23 +339,17 @@ class BatchedDiceGame:
             self._rotate()
             return DiceStepResult(rewards, ended, empty, B.zeros((0, P), B.int64),
                                   B.zeros((0, P), B.float32), empty)
-        if self.reward_kind == "score":
-            final_scores = self._scores[idx]
-            final_returns = B.astype(final_scores, B.float32)
-        else:
-            final_scores = self._score_of(self.cells[idx], self.row_count[idx],
-                                          self.misthrows[idx])
-            final_returns = self._terminal_rewards(final_scores)
-            rewards[idx] = final_returns
+        final_scores, final_returns = sheet.finish(idx, rewards)
         final_obs = None
         if self.final_observations:
             zeros = B.zeros((k,), B.int64)
-            feats = self._features(self.cells[idx], self.misthrows[idx], self.active[idx],
-                                   OVER, zeros, zeros)
-            final_obs = B.take(feats, t["obs_index"], 1)
+            feats = self._features(idx, self.active[idx], OVER, zeros, zeros)
+            final_obs = B.take(feats, self._t["obs_index"], 1)
         final_turns = self.turn[idx]
         self._rotate()
-        self._restart(idx)
+        sheet.restart(idx)
+        self.turn[idx] = 0
+        self.active[idx] = self._start_seats(k)
         return DiceStepResult(rewards, ended, idx, final_scores, final_returns, final_turns,
                               final_obs)
 
@@ -431,73 +357,36 @@ class BatchedDiceGame:
         self.active = self.active + 1
         self.active[self.active == self.num_players] = 0
 
-    def _restart(self, idx: Any) -> None:
-        """Fresh games in the rows ``idx`` (the batch is at the choose phase)."""
-        k = int(idx.shape[0])
-        self.cells[idx] = 0
-        self.legal_cells[idx] = self._t["legal_init"]
-        self.row_count[idx] = 0
-        self.full_rows[idx] = 0
-        self.misthrows[idx] = 0
-        self.turn[idx] = 0
-        self._scores[idx] = 0
-        self.active[idx] = self._start_seats(k)
-
-    # -- scoring and rewards ------------------------------------------------------------
-    def _score_of(self, cells: Any, row_count: Any, misthrows: Any) -> Any:
-        """Scores (..., P) int64 of sheets, like :func:`rules.cells_score`."""
-        B, t = self.backend, self._t
-        counts = B.astype(row_count[..., :rules.NUM_ROWS], B.int64)
-        last = B.astype(cells[..., t["row_last"]], B.int64)
-        rows = B.where(counts == rules.NUM_FIELDS, last, counts).sum(-1)
-        complete = (cells[..., t["pent_cols"]] != 0).all(-1)
-        pentagons = (B.astype(cells[..., t["pent_cells"]], B.int64) * complete).sum(-1)
-        # A game ends at its 4th misthrow, so the rules' cap of 4 never binds here.
-        return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
-
-    def _terminal_rewards(self, scores: Any) -> Any:
-        """:func:`qwinto_env.game.terminal_rewards` for (K, P) final scores, as float32."""
-        B, t, P = self.backend, self._t, self.num_players
-        if self.reward_kind == "margin":
-            if P == 1:
-                return B.astype(scores, B.float32)
-            others = B.where(t["not_self"], scores[:, None, :], scores.min() - 1)
-            return B.astype(scores - B.amax(others, -1), B.float32)
-        best = B.amax(scores, -1)
-        winners = scores == best[:, None]
-        k = winners.sum(-1)
-        out = B.where(winners, t["recip"][k][:, None], -1.0)
-        return B.where((k == P)[:, None], 0.0, out)
-
     def scores(self) -> Any:
         """Current score of every seat (N, P) int64, by the scoring rules."""
-        return self._score_of(self.cells, self.row_count, self.misthrows)
+        return self.sheet.current_scores()
 
     def sheets(self) -> Any:
         """The sheets (N, P, 27) int8 (a view; do not write)."""
-        return self.cells[:, :, :_NC]
+        return self.sheet.cells[:, :, :_NC]
+
+    @property
+    def misthrows(self) -> Any:
+        """Misthrows per seat (N, P) int8 (do not write)."""
+        return self.sheet.misthrows
 
     # -- observations ----------------------------------------------------------------
     def features(self) -> Any:
         """Global feature vectors (N, F) float32, the single engine's ``features()``."""
-        return self._features(self.cells, self.misthrows, self.active, self.phase,
-                              self.subset, self.value)
+        return self._features(None, self.active, self.phase, self.subset, self.value)
 
     def observations(self) -> Any:
         """Ego-centric observations (N, P, obs_size) float32: ``features[index[seat]]``."""
         return self.backend.take(self.features(), self._t["obs_index"], 1)
 
-    def _features(self, cells: Any, misthrows: Any, active: Any, phase: int, subset: Any,
-                  value: Any) -> Any:
-        B, t = self.backend, self._t
-        k, P, S = int(cells.shape[0]), self.num_players, single.SEAT_BLOCK
+    def _features(self, idx: Any, active: Any, phase: int, subset: Any, value: Any) -> Any:
+        """Features of the games ``idx`` (None: all) as if in ``phase``, with these
+        active seats, rolled colours and values."""
+        B, t, P = self.backend, self._t, self.num_players
+        k = self.num_games if idx is None else int(idx.shape[0])
         out = B.empty((k, self.feature_size), B.float32)
-        sheets = B.astype(cells[:, :, :_NC], B.float32) / float(rules.MAX_VALUE)
-        thermo = t["thermo"][B.astype(misthrows, B.int64)]
-        for seat in range(P):  # P <= 6 column blocks; every game is written at once
-            out[:, seat * S:seat * S + _NC] = sheets[:, seat]
-            out[:, seat * S + _NC:(seat + 1) * S] = thermo[:, seat]
-        base = P * S
+        self.sheet.write_features(out, idx, single.SEAT_BLOCK)
+        base = P * single.SEAT_BLOCK
         out[:, base:base + P] = t["active_onehot"][active]
         base += P
         out[:, base:base + 3] = t["phase_onehot"][phase]
@@ -509,9 +398,3 @@ class BatchedDiceGame:
 
 def _itemsize(a: Any) -> int:
     return a.itemsize if hasattr(a, "itemsize") else a.element_size()
-
-
-def _torch_dtype(backend: Backend, arr: np.ndarray) -> Any:
-    return {np.dtype(np.int8): backend.int8, np.dtype(np.int32): backend.int32,
-            np.dtype(np.int64): backend.int64, np.dtype(np.float32): backend.float32,
-            np.dtype(np.bool_): backend.bool_}[arr.dtype]

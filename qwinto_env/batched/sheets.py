@@ -1,0 +1,216 @@
+"""The score sheets of a batch of games: writing, end check, scoring, rewards, features.
+
+Both batched engines (dice and cards) share the sheet; this module holds it once. All
+tables come from :mod:`qwinto_env.rules`:
+
+* ``update[(c * 19 + v)]`` (19 int32 bitmasks over cells): writing ``v`` into cell ``c``
+  ANDs this into ``legal_cells``; it is ``rules.allowed_after_write`` applied to an
+  all-ones sheet, transposed (row 27 * 19 + v, a pass, is all ones).
+* ``legal_cells[n, p, v]``: bit ``c`` set when ``v`` may be written into cell ``c`` (the
+  rules' ``cells_allowed_values`` transposed), so a decision's legal cells are one gather.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .. import rules
+from .backend import Backend
+
+NV = rules.MAX_VALUE + 1   # value slots 0..18 (0: nothing writable)
+NC = rules.NUM_CELLS       # 27 cells; column 27 of ``cells`` is scratch for passes
+PASS = NC                  # the pass action of both games
+REWARDS = ("win", "margin", "score")
+
+
+@functools.lru_cache(maxsize=None)
+def sheet_tables() -> dict[str, np.ndarray]:
+    """The sheet's tables as numpy arrays (see the module docstring)."""
+    update = np.full((NC + 1, NV, NV), -1, dtype=np.int64)
+    for c in range(NC):
+        for v in range(rules.MIN_VALUE, rules.MAX_VALUE + 1):
+            allowed = [rules.ALL_VALUES_BITS] * NC
+            rules.allowed_after_write(allowed, c, v)
+            update[c, v] = [sum(1 << x for x in range(NC) if allowed[x] >> u & 1)
+                            for u in range(NV)]
+    empty_allowed = rules.cells_allowed_values([0] * NC)
+    legal_init = [sum(1 << x for x in range(NC) if empty_allowed[x] >> u & 1) for u in range(NV)]
+    # Cells of the rows whose colour bits (bit r = row r) are set, for colour masks 0..7.
+    colour_cells = [sum(1 << c for r in range(rules.NUM_ROWS) if mask >> r & 1
+                        for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS))
+                    for mask in range(8)]
+    return {
+        "update": update.reshape((NC + 1) * NV, NV).astype(np.int32),
+        "legal_init": np.array(legal_init, dtype=np.int32),
+        "colour_cells": np.array(colour_cells, dtype=np.int64),
+        "row_of": np.array([c // rules.NUM_FIELDS for c in range(NC)] + [rules.NUM_ROWS],
+                           dtype=np.int64),
+        "pent_cols": np.array([list(cells) for cells, _ in rules.PENTAGON_COLUMNS],
+                              dtype=np.int64),
+        "pent_cells": np.array([p for _, p in rules.PENTAGON_COLUMNS], dtype=np.int64),
+        "row_last": np.array([(r + 1) * rules.NUM_FIELDS - 1 for r in range(rules.NUM_ROWS)],
+                             dtype=np.int64),
+        "thermo": np.array([[1.0 if i < m else 0.0 for i in range(rules.MAX_MISTHROWS)]
+                            for m in range(rules.MAX_MISTHROWS + 1)], dtype=np.float32),
+    }
+
+
+def to_backend(backend: Backend, tables: dict[str, np.ndarray]) -> dict[str, Any]:
+    """numpy tables as arrays of the same dtype on ``backend``'s device."""
+    if backend.name == "numpy":
+        return dict(tables)
+    dtypes = {np.dtype(np.int8): backend.int8, np.dtype(np.int32): backend.int32,
+              np.dtype(np.int64): backend.int64, np.dtype(np.float32): backend.float32,
+              np.dtype(np.bool_): backend.bool_}
+    return {k: backend.asarray(v, dtypes[v.dtype]) for k, v in tables.items()}
+
+
+class Sheets:
+    """The sheets of ``num_games`` x ``num_players`` seats and what derives from them.
+
+    Arrays: ``cells`` (N,P,28) int8 (column 27 scratch), ``legal_cells`` (N,P,19) int32,
+    ``row_count`` (N,P,4) int8 (row 3 scratch, stays 0), ``full_rows`` (N,P) int8,
+    ``misthrows`` (N,P) int8, and with ``reward="score"`` the running ``scores`` (N,P).
+    """
+
+    def __init__(self, backend: Backend, num_games: int, num_players: int, reward: str):
+        B = self.backend = backend
+        self.num_games, self.num_players, self.reward_kind = num_games, num_players, reward
+        self.t = to_backend(B, sheet_tables())
+        P = num_players
+        extra = {"recip": np.array([0.0] + [1.0 / k for k in range(1, P + 1)],
+                                   dtype=np.float32),
+                 "not_self": ~np.eye(P, dtype=bool)}
+        self.t.update(to_backend(B, extra))
+        ar = B.arange(num_games * P).reshape(num_games, P)
+        # Flat offsets of each (game, seat) row: per-seat reads and writes are 1-D gathers.
+        self._base_value = ar * NV
+        self._base_cell = ar * (NC + 1)
+        self._base_row = ar * (rules.NUM_ROWS + 1)
+        self.base_game = B.arange(num_games) * P
+        self.reset()
+
+    def reset(self) -> None:
+        B, N, P = self.backend, self.num_games, self.num_players
+        self.cells = B.zeros((N, P, NC + 1), B.int8)
+        self.legal_cells = B.zeros((N, P, NV), B.int32)
+        self.legal_cells[...] = self.t["legal_init"]
+        self.row_count = B.zeros((N, P, rules.NUM_ROWS + 1), B.int8)
+        self.full_rows = B.zeros((N, P), B.int8)
+        self.misthrows = B.zeros((N, P), B.int8)
+        self.scores = B.zeros((N, P), B.int64)
+
+    def restart(self, idx: Any) -> None:
+        """Empty sheets for the games ``idx``."""
+        self.cells[idx] = 0
+        self.legal_cells[idx] = self.t["legal_init"]
+        self.row_count[idx] = 0
+        self.full_rows[idx] = 0
+        self.misthrows[idx] = 0
+        self.scores[idx] = 0
+
+    def arrays(self) -> tuple[Any, ...]:
+        """The state arrays (for byte counts)."""
+        base = (self.cells, self.legal_cells, self.row_count, self.full_rows, self.misthrows)
+        return base + ((self.scores,) if self.reward_kind == "score" else ())
+
+    # -- rules -------------------------------------------------------------------------
+    def legal_writes(self, value: Any, colours: Any) -> Any:
+        """Legal actions (N, P) int64 bitmasks at an entry of ``value`` (N,) in the rows
+        of ``colours`` (N,) (bit r = row r): the legal cells plus pass. A value below 1
+        or no colour leaves pass only."""
+        B = self.backend
+        slot = B.where(value > 0, value, 0)  # slot 0 of legal_cells is always empty
+        cells = B.astype(B.flat(self.legal_cells)[self._base_value + slot[:, None]], B.int64)
+        return (cells & self.t["colour_cells"][colours][:, None]) | (1 << PASS)
+
+    def enter(self, a: Any, value: Any, seat_of_active: Any) -> Any:
+        """Apply the entry actions ``a`` (N, P) of ``value`` (N,); the active seats
+        (flat indices ``seat_of_active``) that pass mark a misthrow. Returns the games
+        that reached an end condition of the sheets (two full rows, four misthrows)."""
+        B, t = self.backend, self.t
+        # Writes; a pass lands in the scratch column 27 and adds 0 to scratch row 3.
+        B.flat(self.cells)[self._base_cell + a] = B.astype(value, B.int8)[:, None]
+        writes = B.astype(a != PASS, B.int8)
+        row_index = self._base_row + t["row_of"][a]
+        count = B.flat(self.row_count)[row_index] + writes
+        B.flat(self.row_count)[row_index] = count
+        self.full_rows += B.astype(count == rules.NUM_FIELDS, B.int8)
+        slot = B.where(value > 0, value, 0)
+        self.legal_cells &= B.take(t["update"], a * NV + slot[:, None], 0)
+        missed = B.flat(a)[seat_of_active] == PASS
+        B.flat(self.misthrows)[seat_of_active] += B.astype(missed, B.int8)
+        return (B.amax(self.full_rows, -1) >= rules.FULL_ROWS_TO_END) \
+            | (B.flat(self.misthrows)[seat_of_active] >= rules.MAX_MISTHROWS)
+
+    # -- scoring and rewards ---------------------------------------------------------------
+    def score_of(self, cells: Any, row_count: Any, misthrows: Any) -> Any:
+        """Scores (..., P) int64 of sheets, like :func:`rules.cells_score`."""
+        B, t = self.backend, self.t
+        counts = B.astype(row_count[..., :rules.NUM_ROWS], B.int64)
+        last = B.astype(cells[..., t["row_last"]], B.int64)
+        rows = B.where(counts == rules.NUM_FIELDS, last, counts).sum(-1)
+        complete = (cells[..., t["pent_cols"]] != 0).all(-1)
+        pentagons = (B.astype(cells[..., t["pent_cells"]], B.int64) * complete).sum(-1)
+        # A game ends at its 4th misthrow, so the rules' cap of 4 never binds here.
+        return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
+
+    def current_scores(self) -> Any:
+        return self.score_of(self.cells, self.row_count, self.misthrows)
+
+    def entry_rewards(self, rewards: Any) -> None:
+        """Add the dense ``"score"`` reward of an entry step to ``rewards`` (N, P)."""
+        if self.reward_kind == "score":
+            scores = self.current_scores()
+            rewards += self.backend.astype(scores - self.scores, self.backend.float32)
+            self.scores = scores
+
+    def finish(self, idx: Any, rewards: Any) -> tuple[Any, Any]:
+        """Final scores and returns of the games ``idx`` (terminal rewards added to
+        ``rewards``), before they restart."""
+        B = self.backend
+        if self.reward_kind == "score":
+            final_scores = self.scores[idx]
+            return final_scores, B.astype(final_scores, B.float32)
+        final_scores = self.score_of(self.cells[idx], self.row_count[idx], self.misthrows[idx])
+        returns = self.terminal_rewards(final_scores)
+        rewards[idx] = returns
+        return final_scores, returns
+
+    def terminal_rewards(self, scores: Any) -> Any:
+        """:func:`qwinto_env.game.terminal_rewards` for (K, P) final scores, as float32."""
+        B, t, P = self.backend, self.t, self.num_players
+        if self.reward_kind == "margin":
+            if P == 1:
+                return B.astype(scores, B.float32)
+            others = B.where(t["not_self"], scores[:, None, :], scores.min() - 1)
+            return B.astype(scores - B.amax(others, -1), B.float32)
+        best = B.amax(scores, -1)
+        winners = scores == best[:, None]
+        k = winners.sum(-1)
+        out = B.where(winners, t["recip"][k][:, None], -1.0)
+        return B.where((k == P)[:, None], 0.0, out)
+
+    # -- observations ------------------------------------------------------------------------
+    def write_features(self, out: Any, idx: Any, block: int) -> None:
+        """Write each seat's sheet (value / 18) and misthrow thermometer into ``out``
+        (K, F) at ``seat * block``, for the games ``idx`` (None: all)."""
+        B = self.backend
+        cells = self.cells if idx is None else self.cells[idx]
+        misthrows = self.misthrows if idx is None else self.misthrows[idx]
+        # float32(v) / 18 equals the single engines' float32(v / 18) for every v in 0..18
+        # (tests/test_batched_dice.py checks it), and is cheaper than a table gather.
+        sheets = B.astype(cells[:, :, :NC], B.float32) / float(rules.MAX_VALUE)
+        thermo = self.t["thermo"][B.astype(misthrows, B.int64)]
+        for seat in range(self.num_players):  # P <= 6 column blocks, all games at once
+            out[:, seat * block:seat * block + NC] = sheets[:, seat]
+            out[:, seat * block + NC:seat * block + NC + rules.MAX_MISTHROWS] = thermo[:, seat]
+
+    def allowed_values(self) -> Any:
+        """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
+        B = self.backend
+        bits = (B.astype(self.legal_cells, B.int64)[..., None, :] >> B.arange(NC)[:, None]) & 1
+        return B.astype((bits << B.arange(NV)).sum(-1), B.int32)
