@@ -40,6 +40,7 @@ All input and output go through the ``input_fn`` / ``print_fn`` arguments of
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -222,6 +223,8 @@ class TerminalGame:
         out = self.print_fn
         names = ", ".join(self.who(s) for s in sorted(self.bots)) or "nobody (solo)"
         out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
+        out("Fields count 1..9 from the left of each row (the XX gap is no field); "
+            "pentagons show as <..>.")
         try:
             while not self.game.done:
                 self._step()
@@ -383,7 +386,13 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     except ValueError as error:
         print_fn(f"error: {error}")
         return 2
-    return session.play()
+    try:
+        return session.play()
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, and keep Python's final
+        # flush of stdout from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

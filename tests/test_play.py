@@ -252,3 +252,17 @@ def test_module_reports_end_of_input():
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.rstrip().endswith("End of input. Game abandoned in turn 1.")
     assert np.char.count(result.stdout, "your choice").item() == 2
+
+
+def test_module_stops_quietly_when_the_reader_goes_away():
+    proc = subprocess.Popen([sys.executable, "-m", "qwinto_env.play", "--seed", "1"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # like `| head`: nobody reads the table
+    try:
+        proc.stdin.write(b"1\n" * 400)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it may stop before reading all answers
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr.read() == b""
