@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
@@ -105,6 +106,33 @@ def test_every_step_is_a_decision_and_rewards_add_up(game, players):
         assert np.array_equal(final["sheet"], env.unwrapped.table.game.sheet(seat))
     if players > 1:
         assert len(seats) > 1, "learner_seat='random' never moved"
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 2**32 - 1),
+       reward=st.sampled_from(["win", "margin", "score"]),
+       opponents=st.sampled_from(["random", "greedy", "expert"]))
+def test_episode_invariants_on_random_games(table, seed, reward, opponents):
+    game, players = table
+    if players == 1:
+        reward, opponents = ("margin" if reward == "win" else reward), None
+    env = make(game, players, learner_seat="random", reward=reward, opponents=opponents)
+    steps = episode(env, seed, policy_seed=seed)
+    final = steps[-1][3]
+    seat, scores = final["learner_seat"], final["scores"]
+    for obs, _, terminated, info in steps:
+        own = np.rint(obs["observation"][:27] * 18).astype(int).reshape(3, 9)
+        assert np.array_equal(own, info["sheet"])  # ego-centric: own sheet first
+        assert info["learner_seat"] == seat and info["score"] == info["scores"][seat]
+        assert all(a["seat"] != seat for a in info["opponent_actions"])
+        if not terminated:
+            assert obs["action_mask"].sum() >= 2
+    total = sum(r for _, r, _, _ in steps)
+    if reward == "score":
+        assert total == scores[seat]
+    else:
+        assert total == terminal_rewards(scores, reward)[seat]
+    assert env.unwrapped.table.game.done
 
 
 def test_margin_reward_and_dense_score_with_opponents():
