@@ -100,6 +100,26 @@ class Backend:
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         raise NotImplementedError
 
+    def sort(self, x: Any) -> Any:
+        """``x`` sorted along the last axis."""
+        raise NotImplementedError
+
+    def argsort(self, x: Any) -> Any:
+        """Indices (int64) that sort ``x`` along the last axis."""
+        raise NotImplementedError
+
+    def nbytes(self, x: Any) -> int:
+        """Bytes held by the array ``x``."""
+        raise NotImplementedError
+
+    def uniform(self, gen: Any, shape: Sequence[int]) -> Any:
+        """Uniform floats in [0, 1)."""
+        raise NotImplementedError
+
+    def permutations(self, gen: Any, k: int, n: int) -> Any:
+        """``k`` independent uniform permutations of ``0..n-1`` (int64, shape (k, n))."""
+        raise NotImplementedError
+
     def generator(self, seed: int | None) -> Any:
         """A random generator on the device, seeded with ``seed`` (fresh entropy if None)."""
         raise NotImplementedError
@@ -172,6 +192,21 @@ class NumpyBackend(Backend):
 
     def empty(self, shape, dtype):
         return np.empty(shape, dtype=dtype)
+
+    def sort(self, x):
+        return np.sort(x, axis=-1)
+
+    def argsort(self, x):
+        return np.argsort(x, axis=-1, kind="stable")
+
+    def nbytes(self, x):
+        return int(x.nbytes)
+
+    def uniform(self, gen, shape):
+        return gen.random(tuple(shape))
+
+    def permutations(self, gen, k, n):
+        return gen.permuted(np.tile(np.arange(n, dtype=np.int64), (k, 1)), axis=1)
 
     def generator(self, seed):
         return np.random.default_rng(seed)
@@ -278,6 +313,21 @@ class TorchBackend(Backend):
 
     def empty(self, shape, dtype):
         return self.torch.empty(tuple(shape), dtype=dtype, device=self.device)
+
+    def sort(self, x):
+        return self.torch.sort(x, dim=-1).values
+
+    def argsort(self, x):
+        return self.torch.argsort(x, dim=-1, stable=True)
+
+    def nbytes(self, x):
+        return x.numel() * x.element_size()
+
+    def uniform(self, gen, shape):
+        return self.torch.rand(tuple(shape), generator=gen, device=self.device)
+
+    def permutations(self, gen, k, n):
+        return self.argsort(self.uniform(gen, (k, n)))
 
     def generator(self, seed):
         gen = self.torch.Generator(device=self.device)

@@ -225,8 +225,7 @@ class BatchedDiceGame:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
         arrays = self.sheet.arrays() + (self.active, self.subset, self.dice, self.value,
                                         self.turn)
-        total = sum(int(np.prod(tuple(a.shape))) * _itemsize(a) for a in arrays)
-        return total / self.num_games
+        return sum(self.backend.nbytes(a) for a in arrays) / self.num_games
 
     # -- legality ------------------------------------------------------------------
     def legal_bits(self) -> Any:
@@ -395,6 +394,3 @@ class BatchedDiceGame:
         out[:, base + 6 + rules.MAX_VALUE] = float(phase == REROLL_DECISION)
         return out
 
-
-def _itemsize(a: Any) -> int:
-    return a.itemsize if hasattr(a, "itemsize") else a.element_size()

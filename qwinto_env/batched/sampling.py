@@ -41,21 +41,31 @@ def _select_table(backend: Backend) -> Any:
 
 
 def uniform_legal(backend: Backend, legal: Any, gen: Any, num_bits: int = 64) -> Any:
-    """One action per element of ``legal``, uniform over its set bits (int64 array).
+    """One action per legal set, uniform over its set bits (int64 array).
 
-    ``legal`` is an int64 array of non-zero bitmasks whose bits lie below ``num_bits``
-    (64 at most; fewer bits, fewer chunks to look at); ``gen`` a generator from
-    ``backend.generator``. Each draw uses 31 random bits, so a set of ``k`` actions is
-    sampled with a bias below ``k / 2**31``.
+    ``legal`` holds non-empty bitmasks over ``num_bits`` actions: an int64 array when
+    ``num_bits <= 64`` (fewer bits, fewer chunks to look at), else int64 words on a last
+    axis of ``ceil(num_bits / 64)`` (action ``a`` is bit ``a % 64`` of word ``a // 64``).
+    ``gen`` is a generator from ``backend.generator``. Each draw uses 31 random bits, so
+    a set of ``k`` actions is sampled with a bias below ``k / 2**31``.
     """
     B = backend
     select = _select_table(B)
-    chunks = [(legal >> (16 * i)) & 0xFFFF for i in range((num_bits + 15) // 16)]
+    if num_bits <= 64:
+        words = [legal]
+        shape = legal.shape
+    else:
+        words = [legal[..., w] for w in range((num_bits + 63) // 64)]
+        shape = legal.shape[:-1]
+    chunks = []
+    for w, word in enumerate(words):
+        bits_here = min(64, num_bits - 64 * w)
+        chunks += [(word >> (16 * i)) & 0xFFFF for i in range((bits_here + 15) // 16)]
     counts = [B.popcount16(c) for c in chunks]
     k = counts[0]
     for c in counts[1:]:
         k = k + c
-    r = (B.integers(gen, 0, 1 << 31, legal.shape, B.int64) * k) >> 31
+    r = (B.integers(gen, 0, 1 << 31, shape, B.int64) * k) >> 31
     # Walk the chunks: past every chunk whose bits all rank below r.
     chunk, offset, base, below = chunks[0], 0, 0, counts[0]
     for i in range(1, len(chunks)):
@@ -68,7 +78,15 @@ def uniform_legal(backend: Backend, legal: Any, gen: Any, num_bits: int = 64) ->
 
 
 def pack_masks(backend: Backend, masks: Any) -> Any:
-    """``(..., A)`` 0/1 masks (any integer or bool dtype, ``A <= 62``) as int64 bitmasks."""
+    """``(..., A)`` 0/1 masks (any integer or bool dtype) as the bitmasks
+    :func:`uniform_legal` takes: int64 (...) for ``A <= 64``, else (..., ceil(A / 64))."""
     B = backend
-    shifts = B.arange(masks.shape[-1])
-    return (B.astype(masks, B.int64) << shifts).sum(-1)
+    n = masks.shape[-1]
+    m = B.astype(masks, B.int64)
+    if n <= 64:
+        return (m << B.arange(n)).sum(-1)
+    words = (n + 63) // 64
+    padded = B.zeros((*masks.shape[:-1], 64 * words), B.int64)
+    padded[..., :n] = m
+    padded = padded.reshape(*masks.shape[:-1], words, 64)
+    return (padded << B.arange(64)).sum(-1)

@@ -1,0 +1,546 @@
+"""Qwinto: Das Kartenspiel as a batched engine: N independent games per call.
+
+Same rules (including the ``empty_pile`` option), the same ``Discrete(88)`` actions and
+the same observation features and masks as :class:`qwinto_env.cards.CardGame` and the
+ParallelEnv (``obs[n, seat]`` equals the single engine's
+``features()[observation_index(seat)]`` bit for bit), proven by the differential tests
+in ``tests/test_batched_cards.py``. Card, play and encoding tables are built from
+:mod:`qwinto_env.cards` at construction; the sheets are :class:`~.sheets.Sheets`.
+
+State beyond the sheets (N games, P seats; a turn is two steps, play then entry, and a
+game ends only at an entry, so the phase is one number for the batch as in the dice
+engine):
+
+================  ==============  ======================================================
+array             shape, dtype    content
+================  ==============  ======================================================
+``hands``         (N,P,3) int64   card ids, ascending; 32 marks an empty slot (last)
+``tops``          (N,4) int64     top card of each stack
+``covered``       (N,32) bool     cards under the tops
+``pile``          (N,32) int64    the draw pile in draw order, ``pile[n, pos:end]``
+``pile_pos``,     (N,) int64      next card to draw, and the pile's length
+``pile_end``
+``active``        (N,) int64      active seat
+``value``         (N,) int64      announced value (-6..18; 0 before the play)
+``colours``       (N,) int64      announced colours, bit r = row r
+``played``        (N,4) bool      stacks that received a card this turn
+``counting``      (N,) int64      stack whose neighbours count (4 before the play)
+``turn``          (N,) int32      turns completed in the current game
+================  ==============  ======================================================
+
+Chance: every (auto-)reset deals a deck drawn from ``gen`` (``reset(deck=...)`` fixes
+the decks of all games). A reshuffle (``empty_pile="reshuffle"``: the pile is empty and
+the active player still needs a card) turns the covered cards into a new pile in an
+order drawn from ``gen``, or given by ``step(actions, chance=orders)``: ``orders`` (N, 32),
+where row ``n`` of a reshuffling game starts with a permutation of its covered cards
+(:meth:`covered_cards`), first card drawn first; :meth:`will_reshuffle` tells in
+advance which games reshuffle at the next step.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .. import cards as single
+from .. import rules
+from ..game import IllegalActionError
+from .backend import Backend, get_backend
+from .dice import DiceStepResult
+from .sheets import NV, PASS, REWARDS, Sheets, to_backend
+
+NUM_ACTIONS = single.NUM_ACTIONS
+PLAY, ENTRY, OVER = single.PLAY, single.ENTRY, single.OVER
+EMPTY = single.DECK_SIZE          # card id of an empty hand slot (sorts after every card)
+HAND = single.HAND_SIZE
+STACKS = single.NUM_STACKS
+DECK = single.DECK_SIZE
+
+#: What a batched card step reports; the same fields as the dice engine's.
+CardStepResult = DiceStepResult
+
+
+def _signed64(x: int) -> int:
+    """A 64-bit pattern as the int64 holding it."""
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+def _pair_bits() -> list[tuple[int, int]]:
+    """Per slot pair: (word, int64 bits) of its 8 double-play actions."""
+    out = []
+    n = len(single.STACK_PAIRS)
+    for p in range(len(single.SLOT_PAIRS)):
+        first = single.DOUBLE_FIRST + p * n
+        word = first // 64
+        assert (first + n - 1) // 64 == word  # a pair's actions never straddle two words
+        out.append((word, _signed64(((1 << n) - 1) << (first - 64 * word))))
+    return out
+
+
+_PAIR_BITS = _pair_bits()
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
+    """Card, play and encoding tables as numpy arrays, derived from qwinto_env.cards."""
+    P = num_players
+    card_value = list(single.CARD_VALUE) + [0]
+    card_bit = list(single.CARD_COLOUR_BIT) + [0]
+    card_feat = np.zeros((DECK + 1, single.CARD_FEATS), dtype=np.float32)
+    for c in range(DECK):
+        card_feat[c, single.CARD_COLOUR[c]] = 1.0
+        card_feat[c, single._CARD_VALUE_FEAT[c]] = 1.0
+    # Per action (28..87 meaningful): hand slots and stacks of the first and the last
+    # card played (equal for a single play), and the stacks whose tops count with the
+    # last card: both neighbours (single), or the last stack's other neighbour (double;
+    # the first card is the other counted card).
+    first_slot, last_slot = np.zeros(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS, np.int64)
+    first_stack, last_stack = np.zeros(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS, np.int64)
+    x_stack, y_stack = np.zeros(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS, np.int64)
+    double = np.zeros(NUM_ACTIONS, bool)
+    for action, (slots, stacks) in single.PLAYS.items():
+        first_slot[action], last_slot[action] = slots[0], slots[-1]
+        first_stack[action], last_stack[action] = stacks[0], stacks[-1]
+        if len(slots) == 1:
+            x_stack[action], y_stack[action] = single.NEIGHBOURS[stacks[0]]
+        else:
+            double[action] = True
+            y_stack[action] = single.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
+    single_bits = [sum(1 << (single.SINGLE_FIRST + s * STACKS + t)
+                       for s in range(h) for t in range(STACKS)) for h in range(HAND + 1)]
+    assert max(single_bits) < 1 << 63  # single plays live in word 0
+    phase_onehot = np.zeros((3, 2), dtype=np.float32)
+    phase_onehot[PLAY, 0] = phase_onehot[ENTRY, 1] = 1.0
+    counting = np.zeros((STACKS + 1, STACKS), dtype=np.float32)
+    counting[:STACKS] = np.eye(STACKS, dtype=np.float32)
+    return {
+        "card_value": np.array(card_value, dtype=np.int64),
+        "card_bit": np.array(card_bit, dtype=np.int64),
+        "card_feat": card_feat,
+        "first_slot": first_slot, "last_slot": last_slot,
+        "first_stack": first_stack, "last_stack": last_stack,
+        "x_stack": x_stack, "y_stack": y_stack, "double": double,
+        "single_bits": np.array(single_bits, dtype=np.int64),
+        # Scalars as the single engine computes them (Python float, then float32).
+        "hand_feat": np.array([k / HAND for k in range(HAND + 1)], dtype=np.float32),
+        "pile_feat": np.array([k / single.MAX_PILE for k in range(DECK + 1)], dtype=np.float32),
+        "raw_value_feat": np.array([(v - single.MIN_PLAY_VALUE) / single.PLAY_VALUE_SPAN
+                                    for v in range(single.MIN_PLAY_VALUE, rules.MAX_VALUE + 1)],
+                                   dtype=np.float32),
+        "value_onehot": np.eye(NV, dtype=np.float32)[:, 1:],
+        "colours_feat": np.array([[float(mask >> r & 1) for r in range(rules.NUM_ROWS)]
+                                  for mask in range(8)], dtype=np.float32),
+        "phase_onehot": phase_onehot, "counting_onehot": counting,
+        "active_onehot": np.eye(P, dtype=np.float32),
+        "obs_index": np.stack(single._observation_indices(P)).astype(np.int64),
+        "seats": np.arange(P, dtype=np.int64),
+    }
+
+
+class BatchedCardGame:
+    """``num_games`` independent card games of ``num_players`` seats (1..4), stepped together.
+
+    Parameters as :class:`~qwinto_env.batched.BatchedDiceGame`, plus ``empty_pile``
+    (``"reshuffle"``, ``"end"`` or ``"no_draw"``, see :mod:`qwinto_env.cards`).
+    """
+
+    name = "cards"
+    num_actions = NUM_ACTIONS
+    pass_action = PASS
+
+    def __init__(self, num_games: int, num_players: int = 2, *, backend: str = "numpy",
+                 device: Any = None, seed: int | None = None, reward: str | None = None,
+                 start_player: int = 0, random_start: bool = False,
+                 empty_pile: str = "reshuffle", final_observations: bool = False):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
+                or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+                or not 1 <= num_players <= 4:
+            raise ValueError(f"num_players must be an integer in 1..4 for the card game "
+                             f"(1 = solo), got {num_players!r}")
+        if empty_pile not in single.EMPTY_PILE_RULES:
+            raise ValueError(f"unknown empty_pile rule {empty_pile!r}; choose one of "
+                             f"{single.EMPTY_PILE_RULES}")
+        if reward is None:
+            reward = "score" if num_players == 1 else "win"
+        if reward not in REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
+        if reward == "win" and num_players == 1:
+            raise ValueError('reward="win" needs 2+ players; solo play has no winner '
+                             '(use "score" or "margin")')
+        if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
+                or not 0 <= start_player < num_players:
+            raise ValueError(f"start_player must be a seat in 0..{num_players - 1}, "
+                             f"got {start_player!r}")
+        self.backend: Backend = get_backend(backend, device)
+        B = self.backend
+        self.num_games = N = int(num_games)
+        self.num_players = P = int(num_players)
+        self.reward_kind = reward
+        self.empty_pile = empty_pile
+        self.start_player = int(start_player)
+        self.random_start = bool(random_start)
+        self.final_observations = bool(final_observations)
+        self.obs_size = single.observation_size(P)
+        self._active_start = P * single.PUBLIC_BLOCK
+        self._hands_start = self._active_start + P
+        self._common_start = self._hands_start + P * single.HAND_BLOCK
+        self.feature_size = self._common_start + single.COMMON
+        self._t = to_backend(B, _numpy_tables(P))
+        self.sheet = Sheets(B, N, P, reward)
+        self._base_game = self.sheet.base_game
+        self._games = B.arange(N)
+        self.gen = B.generator(seed)
+        self.reset()
+
+    # -- state -----------------------------------------------------------------------
+    def reset(self, seed: int | None = None, start_player: Any = None,
+              deck: Any = None) -> None:
+        """Start all N games afresh: ``seed`` reseeds the generator, ``start_player``
+        (a seat or N seats) and ``deck`` ((N, 32) permutations of 0..31, dealt as in
+        :meth:`qwinto_env.cards.CardGame.reset`) fix this deal only."""
+        B, N, P = self.backend, self.num_games, self.num_players
+        if seed is not None:
+            self.gen = B.generator(seed)
+        if start_player is None:
+            active = self._start_seats(N)
+        else:
+            active = B.as_int64(start_player, "start_player")
+            if tuple(active.shape) not in ((), (N,)) or bool(((active < 0) | (active >= P)).any()):
+                raise ValueError(f"start_player must be a seat in 0..{P - 1} or an array of "
+                                 f"{N} such seats, got {start_player!r}")
+            active = active + B.zeros((N,), B.int64)
+        if deck is not None:
+            deck = B.as_int64(deck, "deck")
+            ok = tuple(deck.shape) == (N, DECK)
+            if ok:
+                ok = bool((B.sort(deck) == B.arange(DECK)[None, :]).all())
+            if not ok:
+                raise ValueError(f"deck must be {N} permutations of the card ids 0..31, "
+                                 f"shape ({N}, 32)")
+        self.sheet.reset()
+        self.hands = B.zeros((N, P, HAND), B.int64)
+        self.tops = B.zeros((N, STACKS), B.int64)
+        self.covered = B.zeros((N, DECK), B.bool_)
+        self.pile = B.zeros((N, DECK), B.int64)
+        self.pile_pos = B.zeros((N,), B.int64)
+        self.pile_end = B.zeros((N,), B.int64)
+        self.active = active
+        self.turn = B.zeros((N,), B.int32)
+        self._deal(self._games, deck)
+        self._clear_announcement()
+        self.phase = PLAY
+        self._legal = None
+
+    def _start_seats(self, k: int) -> Any:
+        B = self.backend
+        if self.random_start:
+            return B.integers(self.gen, 0, self.num_players, (k,), B.int64)
+        return B.zeros((k,), B.int64) + self.start_player
+
+    def _deal(self, idx: Any, deck: Any = None) -> None:
+        """Deal the games ``idx``: ``deck`` (K, 32), or fresh shuffles from ``gen``."""
+        B, P = self.backend, self.num_players
+        k = int(idx.shape[0])
+        if deck is None:
+            deck = B.permutations(self.gen, k, DECK)
+        self.tops[idx] = deck[:, :STACKS]
+        for seat in range(P):
+            start = STACKS + HAND * seat
+            self.hands[idx, seat] = B.sort(deck[:, start:start + HAND])
+        rest = DECK - STACKS - HAND * P
+        self.pile[idx, :rest] = deck[:, DECK - rest:]
+        self.pile_pos[idx] = 0
+        self.pile_end[idx] = rest
+        self.covered[idx] = False
+
+    def _clear_announcement(self) -> None:
+        B, N = self.backend, self.num_games
+        self.value = B.zeros((N,), B.int64)
+        self.colours = B.zeros((N,), B.int64)
+        self.played = B.zeros((N, STACKS), B.bool_)
+        self.counting = B.zeros((N,), B.int64) + STACKS
+
+    def state_bytes_per_game(self) -> float:
+        """Bytes of game state per game (the arrays listed in the module docstring)."""
+        arrays = self.sheet.arrays() + (
+            self.hands, self.tops, self.covered, self.pile, self.pile_pos, self.pile_end,
+            self.active, self.value, self.colours, self.played, self.counting, self.turn)
+        return sum(self.backend.nbytes(a) for a in arrays) / self.num_games
+
+    def hand_sizes(self) -> Any:
+        """Cards in each seat's hand (N, P) int64."""
+        return (self.hands < EMPTY).sum(-1)
+
+    def _active_hands(self) -> Any:
+        """The active seats' hands (N, 3)."""
+        return self.hands.reshape(-1, HAND)[self._base_game + self.active]
+
+    def covered_cards(self, game: int) -> list[int]:
+        """The cards under the stack tops of ``game``, ascending (a reshuffle's input)."""
+        return [int(c) for c in self.backend.to_numpy(self.backend.nonzero(self.covered[game]))]
+
+    def will_reshuffle(self) -> Any:
+        """(N,) bool: the games whose next step reshuffles the covered cards."""
+        B = self.backend
+        if self.phase != ENTRY or self.empty_pile != "reshuffle":
+            return B.zeros((self.num_games,), B.bool_)
+        need = HAND - (self._active_hands() < EMPTY).sum(-1)
+        return (self.pile_end - self.pile_pos) < need
+
+    # -- legality ------------------------------------------------------------------
+    def legal_bits(self) -> Any:
+        """Legal actions as int64 bitmasks (N, P, 2): action ``a`` is bit ``a % 64`` of
+        word ``a // 64`` (88 actions need two words)."""
+        if self._legal is None:
+            B, t, N, P = self.backend, self._t, self.num_games, self.num_players
+            legal = B.zeros((N, P, 2), B.int64)
+            if self.phase == ENTRY:
+                legal[..., 0] = self.sheet.legal_writes(self.value, self.colours)
+            else:
+                hand = self._active_hands()
+                size = (hand < EMPTY).sum(-1)
+                values = t["card_value"][hand]
+                words = [t["single_bits"][size], B.zeros((N,), B.int64)]
+                for p, (i, j) in enumerate(single.SLOT_PAIRS):
+                    same = (values[:, i] == values[:, j]) & (size > max(i, j))
+                    word, bits = _PAIR_BITS[p]
+                    words[word] = words[word] | (bits * same)
+                is_active = t["seats"][None, :] == self.active[:, None]
+                legal[..., 0] = B.where(is_active, words[0][:, None], 1 << PASS)
+                legal[..., 1] = B.where(is_active, words[1][:, None], 0)
+            self._legal = legal
+        return self._legal
+
+    def action_masks(self) -> Any:
+        """Legal-action masks (N, P, 88) int8, exactly the ParallelEnv's ``action_mask``."""
+        bits = self.backend.unpack_bits(self.legal_bits(), 64)
+        return bits.reshape(self.num_games, self.num_players, 128)[..., :NUM_ACTIONS]
+
+    def allowed_values(self) -> Any:
+        """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
+        return self.sheet.allowed_values()
+
+    # -- stepping ------------------------------------------------------------------
+    def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> DiceStepResult:
+        """Apply one joint action per game: ``actions`` (N, P) integers.
+
+        ``chance`` (N, 32) fixes the new pile order of the games that reshuffle in this
+        step (module docstring); other rows are ignored. With ``validate`` (default) an
+        illegal action raises :class:`~qwinto_env.game.IllegalActionError` naming the
+        game, seat and action, and nothing changes.
+        """
+        B, N, P = self.backend, self.num_games, self.num_players
+        a = B.as_int64(actions, "actions")
+        if tuple(a.shape) != (N, P):
+            raise IllegalActionError("the batch", tuple(a.shape),
+                                     f"actions must have shape ({N}, {P}): one per game and seat")
+        if validate:
+            self._check(a)
+        orders = None if chance is None else self._check_chance(chance)
+        rewards = B.zeros((N, P), B.float32)
+        self._legal = None
+        if self.phase == PLAY:
+            self._play(B.flat(a)[self._base_game + self.active])
+            empty = B.zeros((0,), B.int64)
+            return DiceStepResult(rewards, B.zeros((N,), B.bool_), empty,
+                                  B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
+        return self._enter(a, rewards, orders)
+
+    def _check(self, a: Any) -> None:
+        B = self.backend
+        bad = (a < 0) | (a >= NUM_ACTIONS)
+        safe = B.where(bad, 0, a)
+        words = self.legal_bits().reshape(-1, 2)[B.arange(safe.shape[0] * safe.shape[1]),
+                                                  B.flat(safe >> 6)]
+        bad = bad | (((words.reshape(safe.shape) >> (safe & 63)) & 1) == 0)
+        if B.any(bad):
+            first = int(B.nonzero(B.flat(bad))[0])
+            n, p = divmod(first, self.num_players)
+            action = int(B.flat(a)[first])
+            legal = [x for x in range(NUM_ACTIONS) if int(self.action_masks()[n, p, x])]
+            reason = (f"out of range 0..{NUM_ACTIONS - 1}" if not 0 <= action < NUM_ACTIONS
+                      else f"not legal now (legal: {legal})")
+            raise IllegalActionError(f"game {n} seat {p}", action, reason)
+
+    def _check_chance(self, chance: Any) -> Any:
+        B = self.backend
+        orders = B.as_int64(chance, "chance (reshuffled pile orders)")
+        if tuple(orders.shape) != (self.num_games, DECK):
+            raise ValueError(f"chance must be pile orders of shape ({self.num_games}, 32)")
+        for n in B.to_numpy(B.nonzero(self.will_reshuffle())).tolist():
+            covered = self.covered_cards(n)
+            given = [int(c) for c in B.to_numpy(orders[n, :len(covered)])]
+            if sorted(given) != covered:
+                raise ValueError(f"chance row {n} must start with a permutation of the "
+                                 f"covered cards {covered}, got {given}")
+        return orders
+
+    def _play(self, act: Any) -> None:
+        B, t, games = self.backend, self._t, self._games
+        hand = self._active_hands()
+        double = t["double"][act]
+        first = hand[games, t["first_slot"][act]]
+        last = hand[games, t["last_slot"][act]]
+        x = B.where(double, first, self.tops[games, t["x_stack"][act]])
+        y = self.tops[games, t["y_stack"][act]]
+        cv, cb = t["card_value"], t["card_bit"]
+        self.value = cv[last] + cv[x] + cv[y]
+        self.colours = cb[last] | cb[x] | cb[y]
+        a_stack, b_stack = t["first_stack"][act], t["last_stack"][act]
+        # The old tops become covered: stack A's only in a double play (for a single
+        # play A is B, whose old top is covered anyway).
+        old_a, old_b = self.tops[games, a_stack], self.tops[games, b_stack]
+        self.covered[games, old_a] = self.covered[games, old_a] | double
+        self.covered[games, old_b] = True
+        self.tops[games, a_stack] = B.where(double, first, old_a)
+        self.tops[games, b_stack] = last
+        first_slot = t["first_slot"][act]
+        hand[games, first_slot] = B.where(double, EMPTY, hand[games, first_slot])
+        hand[games, t["last_slot"][act]] = EMPTY
+        self.hands.reshape(-1, HAND)[self._base_game + self.active] = B.sort(hand)
+        self.played = B.zeros((self.num_games, STACKS), B.bool_)
+        self.played[games, a_stack] = True
+        self.played[games, b_stack] = True
+        self.counting = b_stack
+        self.phase = ENTRY
+
+    def _enter(self, a: Any, rewards: Any, orders: Any) -> DiceStepResult:
+        B, P, sheet = self.backend, self.num_players, self.sheet
+        ended = sheet.enter(a, self.value, self._base_game + self.active)
+        pile_ran_out = self._refill(orders)
+        self.turn += 1
+        self._clear_announcement()
+        self.phase = PLAY
+        nxt = self.active + 1
+        nxt[nxt == P] = 0
+        if self.empty_pile == "end":
+            ended = ended | pile_ran_out
+        elif self.empty_pile == "no_draw":
+            next_hand = self.hands.reshape(-1, HAND)[self._base_game + nxt]
+            ended = ended | ((next_hand < EMPTY).sum(-1) == 0)
+        sheet.entry_rewards(rewards)
+        idx = B.nonzero(ended)
+        k = int(idx.shape[0])
+        if k == 0:
+            self.active = nxt
+            empty = B.zeros((0,), B.int64)
+            return DiceStepResult(rewards, ended, empty, B.zeros((0, P), B.int64),
+                                  B.zeros((0, P), B.float32), empty)
+        final_scores, final_returns = sheet.finish(idx, rewards)
+        final_obs = None
+        if self.final_observations:
+            final_obs = B.take(self._features(idx, OVER), self._t["obs_index"], 1)
+        final_turns = self.turn[idx]
+        self.active = nxt
+        sheet.restart(idx)
+        self.turn[idx] = 0
+        self.active[idx] = self._start_seats(k)
+        self._deal(idx)
+        return DiceStepResult(rewards, ended, idx, final_scores, final_returns, final_turns,
+                              final_obs)
+
+    def _refill(self, orders: Any) -> Any:
+        """Draw the active seats back up to 3 cards (reshuffling when the rule says so);
+        return (N,) bool: the pile is empty afterwards."""
+        B, games = self.backend, self._games
+        rows = self._base_game + self.active
+        hand = self.hands.reshape(-1, HAND)[rows]
+        size = (hand < EMPTY).sum(-1)
+        for slot in range(HAND):
+            wants = size <= slot  # this slot is empty: draw a card for it
+            if not B.any(wants):
+                continue
+            empty_pile = self.pile_pos == self.pile_end
+            if self.empty_pile == "reshuffle":
+                self._reshuffle(B.nonzero(wants & empty_pile), orders)
+            else:
+                wants = wants & ~empty_pile
+            card = self.pile[games, B.where(wants, self.pile_pos, 0)]
+            hand[:, slot] = B.where(wants, card, hand[:, slot])
+            self.pile_pos = self.pile_pos + B.astype(wants, B.int64)
+        self.hands.reshape(-1, HAND)[rows] = B.sort(hand)
+        return self.pile_pos == self.pile_end
+
+    def _reshuffle(self, idx: Any, orders: Any) -> None:
+        """The covered cards of the games ``idx`` become their new pile."""
+        B = self.backend
+        k = int(idx.shape[0])
+        if k == 0:
+            return
+        covered = self.covered[idx]
+        count = covered.sum(-1)
+        if orders is None:
+            # Random keys for the covered cards, 2 (last) for the others: sorting gives a
+            # uniform random order of the covered cards first.
+            keys = B.where(covered, B.uniform(self.gen, (k, DECK)), 2.0)
+            new = B.argsort(keys)
+        else:
+            new = orders[idx]
+        self.pile[idx] = new
+        self.pile_pos[idx] = 0
+        self.pile_end[idx] = count
+        self.covered[idx] = False
+
+    # -- scores and observations -----------------------------------------------------------
+    def scores(self) -> Any:
+        """Current score of every seat (N, P) int64, by the scoring rules."""
+        return self.sheet.current_scores()
+
+    def sheets(self) -> Any:
+        """The sheets (N, P, 27) int8 (a view; do not write)."""
+        return self.sheet.cells[:, :, :rules.NUM_CELLS]
+
+    @property
+    def misthrows(self) -> Any:
+        """Misthrows per seat (N, P) int8 (do not write)."""
+        return self.sheet.misthrows
+
+    def features(self) -> Any:
+        """Global feature vectors (N, F) float32, the single engine's ``features()``
+        (every hand included: for centralised critics, not for players)."""
+        return self._features(None, self.phase)
+
+    def observations(self) -> Any:
+        """Ego-centric observations (N, P, obs_size) float32 (own hand only)."""
+        return self.backend.take(self.features(), self._t["obs_index"], 1)
+
+    def _features(self, idx: Any, phase: int) -> Any:
+        """Features of the games ``idx`` (None: all) shown in ``phase`` (OVER: the end)."""
+        B, t, P = self.backend, self._t, self.num_players
+
+        def rows(x: Any) -> Any:
+            return x if idx is None else x[idx]
+
+        k = self.num_games if idx is None else int(idx.shape[0])
+        card_feat = t["card_feat"]
+        out = B.zeros((k, self.feature_size), B.float32)
+        self.sheet.write_features(out, idx, single.PUBLIC_BLOCK)
+        hands = rows(self.hands)
+        sizes = (hands < EMPTY).sum(-1)
+        hand_feat = card_feat[hands].reshape(k, P, single.HAND_BLOCK)
+        for seat in range(P):
+            out[:, (seat + 1) * single.PUBLIC_BLOCK - 1] = t["hand_feat"][sizes[:, seat]]
+            start = self._hands_start + seat * single.HAND_BLOCK
+            out[:, start:start + single.HAND_BLOCK] = hand_feat[:, seat]
+        out[:, self._active_start:self._active_start + P] = t["active_onehot"][rows(self.active)]
+        c = self._common_start
+        out[:, c + single.C_PHASE:c + single.C_PHASE + 2] = t["phase_onehot"][phase]
+        out[:, c + single.C_TOPS:c + single.C_PILE] = card_feat[rows(self.tops)].reshape(k, -1)
+        out[:, c + single.C_PILE] = t["pile_feat"][rows(self.pile_end) - rows(self.pile_pos)]
+        out[:, c + single.C_COVERED:c + single.C_PLAYED] = B.astype(rows(self.covered),
+                                                                    B.float32)
+        if phase == ENTRY:
+            value = rows(self.value)
+            out[:, c + single.C_PLAYED:c + single.C_COUNTING] = B.astype(rows(self.played),
+                                                                         B.float32)
+            out[:, c + single.C_COUNTING:c + single.C_VALUE] = \
+                t["counting_onehot"][rows(self.counting)]
+            out[:, c + single.C_VALUE:c + single.C_RAW_VALUE] = \
+                t["value_onehot"][B.where(value > 0, value, 0)]
+            out[:, c + single.C_RAW_VALUE] = t["raw_value_feat"][value - single.MIN_PLAY_VALUE]
+            out[:, c + single.C_COLOURS:c + single.COMMON] = t["colours_feat"][rows(self.colours)]
+        return out
