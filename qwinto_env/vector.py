@@ -1,5 +1,6 @@
-"""Vector environments over the batched engine: a Stable-Baselines3 ``VecEnv`` and a
-torch-native interface. No subprocesses, no SuperSuit: one engine call steps every game.
+"""Vector environments over the batched engines: a Stable-Baselines3 ``VecEnv`` and a
+torch-native interface, for both games (``game="dice"``, default, or ``"cards"``). No
+subprocesses, no SuperSuit: one engine call steps every game.
 
 Two ways to map games to environment entries (both front-ends):
 
@@ -11,12 +12,12 @@ Two ways to map games to environment entries (both front-ends):
   learner plays ``learner_seat`` and the other seats are played by ``opponents``: one
   callable for all of them or a list with one per other seat (in seat order). An
   opponent is batched: ``opponent(obs, masks) -> actions`` with ``obs`` (N, obs_size)
-  float32, ``masks`` (N, 37) int8 (numpy arrays for the SB3 env, tensors on the device
+  float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards; numpy arrays for the SB3 env, tensors on the device
   for the torch env) and ``actions`` (N,) integers. :class:`RandomOpponent` plays
   uniformly over legal actions.
 
 Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
-float32)`` for the dice game); the legal-action masks come separately. For SB3 the
+float32)`` for the dice game, ``(33P+149,)`` for the cards); the legal-action masks come separately. For SB3 the
 observation is the flat Box and the masks come from ``action_masks()`` (and
 ``env_method("action_masks")``, which is how sb3-contrib's ``get_action_masks`` reads
 them from a ``VecEnv``): MaskablePPO's ``MlpPolicy`` takes the Box as it is, whereas a
@@ -58,7 +59,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from .batched import BatchedDiceGame, get_backend, pack_masks, uniform_legal
+from .batched import BATCHED_GAMES, get_backend, pack_masks, uniform_legal
 
 Opponent = Callable[[Any, Any], Any]
 
@@ -71,13 +72,14 @@ class RandomOpponent:
         self.gen = self.backend.generator(seed)
 
     def __call__(self, obs: Any, masks: Any) -> Any:
-        return uniform_legal(self.backend, pack_masks(self.backend, masks), self.gen)
+        return uniform_legal(self.backend, pack_masks(self.backend, masks), self.gen,
+                             masks.shape[-1])
 
 
 class _SeatMap:
     """Maps the (games, seats) of a batched engine to flat environment entries."""
 
-    def __init__(self, engine: BatchedDiceGame, opponents: Opponent | Sequence[Opponent] | None,
+    def __init__(self, engine: Any, opponents: Opponent | Sequence[Opponent] | None,
                  learner_seat: int):
         P = engine.num_players
         self.engine = engine
@@ -144,23 +146,32 @@ class _SeatMap:
         return [(game, self.learner_seat)]
 
 
+def _make_engine(game: str, num_games: int, num_players: int, **options: Any) -> Any:
+    if game not in BATCHED_GAMES:
+        raise ValueError(f"unknown game {game!r}; choose one of {sorted(BATCHED_GAMES)}")
+    return BATCHED_GAMES[game](num_games, num_players, **options)
+
+
 class QwintoVecEnv(VecEnv):
-    """Stable-Baselines3 ``VecEnv`` over :class:`~qwinto_env.batched.BatchedDiceGame`.
+    """Stable-Baselines3 ``VecEnv`` over a batched engine (``game="dice"`` or ``"cards"``).
 
     ``num_games`` games of ``num_players`` seats on the numpy engine (or ``backend="torch"``
     with a ``device``; results are copied to numpy for SB3). ``opponents`` and
     ``learner_seat`` choose the entry mapping (module docstring); ``reward``,
-    ``random_start`` and ``seed`` go to the engine (``seed()`` before ``reset()`` reseeds
-    it, as in SB3). Illegal actions raise :class:`~qwinto_env.game.IllegalActionError`.
+    ``random_start``, ``seed`` and game options (``empty_pile`` for the cards) go to the
+    engine (``seed()`` before ``reset()`` reseeds it, as in SB3). Illegal actions raise
+    :class:`~qwinto_env.game.IllegalActionError`.
     """
 
-    def __init__(self, num_games: int, num_players: int = 2, *,
+    def __init__(self, num_games: int, num_players: int = 2, *, game: str = "dice",
                  opponents: Opponent | Sequence[Opponent] | None = None,
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
-                 seed: int | None = None, backend: str = "numpy", device: Any = None):
-        self.engine = BatchedDiceGame(num_games, num_players, backend=backend, device=device,
-                                      seed=seed, reward=reward, random_start=random_start,
-                                      final_observations=True)
+                 seed: int | None = None, backend: str = "numpy", device: Any = None,
+                 **game_options: Any):
+        self.engine = _make_engine(game, num_games, num_players, backend=backend,
+                                   device=device, seed=seed, reward=reward,
+                                   random_start=random_start, final_observations=True,
+                                   **game_options)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
         self.render_mode = None
         self.num_envs = self._seats.num_envs  # VecEnv.__init__ reads attributes before setting it
@@ -212,7 +223,7 @@ class QwintoVecEnv(VecEnv):
                 infos)
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action masks of every entry, (num_envs, 37) bool."""
+        """Legal-action masks of every entry, (num_envs, num_actions) bool."""
         if self._masks is None:
             raise RuntimeError("call reset() before action_masks()")
         return self._masks
@@ -245,13 +256,15 @@ class TorchVectorEnv:
     ``device``, for on-device training loops. Same entry mapping and options as
     :class:`QwintoVecEnv` (opponents receive and return tensors)."""
 
-    def __init__(self, num_games: int, num_players: int = 2, *, device: Any = "cpu",
-                 opponents: Opponent | Sequence[Opponent] | None = None,
+    def __init__(self, num_games: int, num_players: int = 2, *, game: str = "dice",
+                 device: Any = "cpu", opponents: Opponent | Sequence[Opponent] | None = None,
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
-                 seed: int | None = None, final_observations: bool = False):
-        self.engine = BatchedDiceGame(num_games, num_players, backend="torch", device=device,
-                                      seed=seed, reward=reward, random_start=random_start,
-                                      final_observations=final_observations)
+                 seed: int | None = None, final_observations: bool = False,
+                 **game_options: Any):
+        self.engine = _make_engine(game, num_games, num_players, backend="torch",
+                                   device=device, seed=seed, reward=reward,
+                                   random_start=random_start,
+                                   final_observations=final_observations, **game_options)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
         self.num_envs = self._seats.num_envs
         self.device = self.engine.backend.device
@@ -259,7 +272,8 @@ class TorchVectorEnv:
         self.num_actions = self.engine.num_actions
 
     def reset(self, seed: int | None = None) -> tuple[Any, Any]:
-        """Restart every game; observations (num_envs, obs_size) and masks (num_envs, 37) bool."""
+        """Restart every game; observations (num_envs, obs_size) and masks
+        (num_envs, num_actions) bool."""
         self.engine.reset(seed=seed)
         obs, masks = self._seats.observe()
         return obs, masks.bool()

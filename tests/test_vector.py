@@ -152,3 +152,33 @@ def test_torch_vector_env_with_opponent():
         obs, masks, rewards, dones, info = env.step(opp(obs, masks))
         total += rewards
     assert torch.isfinite(total).all()
+
+
+def test_card_game_vec_envs():
+    venv = QwintoVecEnv(8, num_players=3, game="cards", seed=0, empty_pile="end")
+    obs = venv.reset()
+    assert obs.shape == (24, 3 * 33 + 149) and venv.action_masks().shape == (24, 88)
+    assert venv.action_space.n == 88
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(200):
+        obs, rewards, dones, infos = venv.step(random_masked(venv.action_masks(), rng))
+        ended += int(dones.sum())
+    assert ended > 0
+    env = TorchVectorEnv(16, num_players=2, game="cards", opponents=RandomOpponent("torch"),
+                         seed=0)
+    obs, masks = env.reset()
+    assert obs.shape == (16, 2 * 33 + 149) and masks.shape == (16, 88)
+    opp = RandomOpponent("torch", seed=3)
+    for _ in range(100):
+        obs, masks, rewards, dones, info = env.step(opp(obs, masks))
+    with pytest.raises(ValueError, match="unknown game"):
+        QwintoVecEnv(2, game="chess")
+
+
+def test_maskable_ppo_trains_on_the_card_game():
+    venv = QwintoVecEnv(16, num_players=2, game="cards", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [64]}, device="cpu")
+    model.learn(total_timesteps=4096)
+    assert model.num_timesteps >= 4096
