@@ -1,12 +1,13 @@
-"""Steps per second of masked random play: ParallelEnv vs the batched dice engine.
+"""Steps per second of masked random play: ParallelEnv vs the batched engines.
 
-    python benchmarks/bench_batched.py [--seconds 2] [--players 2 4]
+    python benchmarks/bench_batched.py [--seconds 2] [--games dice cards] [--players 2 4]
         [--batch-sizes 1 64 1024 16384] [--backends parallel numpy torch] [--no-obs]
 
 One step is one decision point of every game in the batch, counted as N game-steps
-for a batch of N games (the ParallelEnv is N = 1). A turn (one roll resolved for every
-player of a game) is exactly three steps: choose dice, keep or re-roll, entry. So
-turns/s = steps/s / 3, the unit of other Qwinto engines.
+for a batch of N games (the ParallelEnv is N = 1). A turn (one roll, or one card
+play, resolved for every player of a game) is exactly three steps in the dice game
+(choose dice, keep or re-roll, entry) and two in the card game (play, entry). So
+turns/s = steps/s / 3 (dice) or / 2 (cards), the unit of other Qwinto engines.
 
 Random play is uniform over the legal actions of every seat: the ParallelEnv samples
 each agent's mask with Python's ``random`` (as benchmarks/bench_parallel.py does), the
@@ -29,11 +30,13 @@ import time
 import numpy as np
 
 from qwinto_env import parallel_env
-from qwinto_env.batched import BatchedDiceGame, uniform_legal
+from qwinto_env.batched import BATCHED_GAMES, uniform_legal
+
+STEPS_PER_TURN = {"dice": 3, "cards": 2}
 
 
-def bench_parallel(players: int, seconds: float) -> float:
-    env = parallel_env(num_players=players)
+def bench_parallel(game: str, players: int, seconds: float) -> float:
+    env = parallel_env(game=game, num_players=players)
     rng = random.Random(0)
     obs, _ = env.reset(seed=0)
     steps = 0
@@ -51,15 +54,16 @@ def bench_parallel(players: int, seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def bench_batched(backend: str, device: str | None, players: int, batch: int, seconds: float,
-                  with_obs: bool) -> tuple[float, float]:
+def bench_batched(game: str, backend: str, device: str | None, players: int, batch: int,
+                  seconds: float, with_obs: bool) -> tuple[float, float]:
     """Game-steps per second, and bytes of state per game."""
-    games = BatchedDiceGame(batch, players, backend=backend, device=device, seed=0)
+    games = BATCHED_GAMES[game](batch, players, backend=backend, device=device, seed=0)
     B, gen = games.backend, games.gen
     sync = _sync(backend, device)
+    per_turn = STEPS_PER_TURN[game]
 
     def block(turns: int) -> None:
-        for _ in range(3 * turns):
+        for _ in range(per_turn * turns):
             actions = uniform_legal(B, games.legal_bits(), gen, games.num_actions)
             games.step(actions, validate=False)
             if with_obs:
@@ -73,7 +77,7 @@ def bench_batched(backend: str, device: str | None, players: int, batch: int, se
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         block(turns)
-        done += 3 * turns
+        done += per_turn * turns
         sync()
     return done * batch / (time.perf_counter() - start), games.state_bytes_per_game()
 
@@ -89,6 +93,8 @@ def _sync(backend: str, device: str | None):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--games", nargs="+", default=["dice", "cards"],
+                        choices=sorted(BATCHED_GAMES))
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 16384])
     parser.add_argument("--gpu-batch-sizes", type=int, nargs="+",
@@ -120,23 +126,29 @@ def main() -> None:
           f"numpy {np.__version__}, torch {torch_version}"
           + (f", torch threads {__import__('torch').get_num_threads()}"
              if "torch" in args.backends else ""))
-    print("| engine | players | batch | steps/s | turns/s | x ParallelEnv | with obs steps/s "
-          "| bytes/game |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for players in args.players:
-        base = None
-        if "parallel" in args.backends:
-            base = bench_parallel(players, args.seconds)
-            print(f"| ParallelEnv | {players} | 1 | {base:,.0f} | {base / 3:,.0f} | 1.0 | "
-                  f"{base:,.0f} | - |", flush=True)
-        for backend, device, sizes in configs:
-            name = backend if device in (None, "cpu") else f"{backend} {device}"
-            for batch in sizes:
-                sps, nbytes = bench_batched(backend, device, players, batch, args.seconds, False)
-                obs_sps = "-" if args.no_obs else f"{bench_batched(backend, device, players, batch, args.seconds, True)[0]:,.0f}"
-                ratio = f"{sps / base:,.0f}" if base else "-"
-                print(f"| {name} | {players} | {batch} | {sps:,.0f} | {sps / 3:,.0f} | {ratio} | "
-                      f"{obs_sps} | {nbytes:.0f} |", flush=True)
+    print("| game | engine | players | batch | steps/s | turns/s | x ParallelEnv "
+          "| with obs steps/s | bytes/game |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for game in args.games:
+        per_turn = STEPS_PER_TURN[game]
+        for players in args.players:
+            base = None
+            if "parallel" in args.backends:
+                base = bench_parallel(game, players, args.seconds)
+                print(f"| {game} | ParallelEnv | {players} | 1 | {base:,.0f} | "
+                      f"{base / per_turn:,.0f} | 1 | {base:,.0f} | - |", flush=True)
+            for backend, device, sizes in configs:
+                name = backend if device in (None, "cpu") else f"{backend} {device}"
+                for batch in sizes:
+                    sps, nbytes = bench_batched(game, backend, device, players, batch,
+                                                args.seconds, False)
+                    obs_sps = "-"
+                    if not args.no_obs:
+                        obs_sps = f"{bench_batched(game, backend, device, players, batch, args.seconds, True)[0]:,.0f}"
+                    ratio = f"{sps / base:,.0f}" if base else "-"
+                    print(f"| {game} | {name} | {players} | {batch} | {sps:,.0f} | "
+                          f"{sps / per_turn:,.0f} | {ratio} | {obs_sps} | {nbytes:.0f} |",
+                          flush=True)
 
 
 if __name__ == "__main__":
