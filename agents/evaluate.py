@@ -35,7 +35,8 @@ Engines
 ``engine="single"`` plays on the single-game engine (``qwinto_env.parallel.GAMES``), one
 decision at a time; a seat whose mask has a single legal action (nothing to decide)
 plays it without calling its agent. ``engine="batched"`` plays all games at once on the
-batched engine (:class:`qwinto_env.batched.BatchedDiceGame`, numpy backend), asking
+batched engine (``qwinto_env.batched``: ``BatchedDiceGame``, ``BatchedCardGame``;
+numpy backend), asking
 each agent once per step for all its seats (``act_batch``); it needs agents that
 ``supports_batch`` (``random``, checkpoints) and a game registered in
 ``BATCHED_RUNNERS``. ``engine="auto"`` (default) picks the batched engine when it can.
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import multiprocessing
@@ -163,18 +165,19 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
     return out
 
 
-def _play_batched_dice(agents: Sequence[Agent], num_players: int, games: int, seed: int,
-                       agent_seeds: np.ndarray,
-                       progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """Play ``games`` dice games on the batched engine, in batches of ``BATCH_GAMES``.
+def _play_batched(game: str, agents: Sequence[Agent], num_players: int, games: int,
+                  seed: int, agent_seeds: np.ndarray,
+                  progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """Play ``games`` games on the batched engine, in batches of ``BATCH_GAMES``.
 
     Slot ``g`` of the batch is game ``g``, seated like the single engine's game ``g``;
     each slot's first finished game is recorded (the engine restarts finished games,
     their successors are ignored).
     """
-    from qwinto_env.batched import BatchedDiceGame
-    from qwinto_env.view import decode
+    from qwinto_env import batched
+    from qwinto_env.view import decode_sheets
 
+    engine_class = batched.BATCHED_GAMES[game]
     P = num_players
     out = {k: np.zeros((games, P), dtype=np.int64) for k in STATS}
     for e, agent in enumerate(agents):
@@ -182,8 +185,8 @@ def _play_batched_dice(agents: Sequence[Agent], num_players: int, games: int, se
     for start in range(0, games, BATCH_GAMES):
         n = min(BATCH_GAMES, games - start)
         ids = np.arange(start, start + n)
-        engine = BatchedDiceGame(n, P, backend="numpy", seed=seed + start,
-                                 final_observations=True)
+        engine = engine_class(n, P, backend="numpy", seed=seed + start,
+                              final_observations=True)
         # entrant_at[g, s]: the entrant in seat s of game g (entrant e sits at (e + g) % P)
         entrant_at = (np.arange(P)[None, :] - ids[:, None]) % P
         where = [np.nonzero(entrant_at == e) for e in range(P)]
@@ -200,12 +203,13 @@ def _play_batched_dice(agents: Sequence[Agent], num_players: int, games: int, se
                 continue
             first = ~finished[done]
             done = done[first]
-            view = decode(np.asarray(result.final_observation)[first, 0])  # seat 0: absolute
-            cells = view.cells
+            # seat 0's observation lists the seats in absolute order
+            cells, misthrows = decode_sheets(np.asarray(result.final_observation)[first, 0],
+                                             game)
             seats = (np.arange(P)[None, :] + ids[done][:, None]) % P  # seat of each entrant
             pick = np.arange(len(done))[:, None]
             out["score"][ids[done]] = np.asarray(result.final_scores)[first][pick, seats]
-            out["misthrows"][ids[done]] = view.misthrows[pick, seats]
+            out["misthrows"][ids[done]] = misthrows[pick, seats]
             rows_full = (cells.reshape(len(done), P, rules.NUM_ROWS, rules.NUM_FIELDS) > 0) \
                 .all(-1).sum(-1)
             out["full_rows"][ids[done]] = rows_full[pick, seats]
@@ -219,7 +223,8 @@ def _play_batched_dice(agents: Sequence[Agent], num_players: int, games: int, se
     return out
 
 
-BATCHED_RUNNERS["dice"] = _play_batched_dice
+BATCHED_RUNNERS["dice"] = functools.partial(_play_batched, "dice")
+BATCHED_RUNNERS["cards"] = functools.partial(_play_batched, "cards")
 
 
 def _worker(args: tuple) -> dict[str, np.ndarray]:

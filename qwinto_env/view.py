@@ -31,8 +31,8 @@ from . import rules
 from . import cards as _cards
 from .dice import COMMON, PHASE_NAMES, SEAT_BLOCK, SUBSET_ROWS, OVER
 
-__all__ = ["DiceView", "CardsView", "decode", "decode_cards", "dice_num_players",
-           "cards_num_players"]
+__all__ = ["DiceView", "CardsView", "decode", "decode_cards", "decode_sheets",
+           "dice_num_players", "cards_num_players"]
 
 
 class ObservationLayoutError(ValueError):
@@ -237,3 +237,22 @@ def decode_cards(obs: np.ndarray) -> CardsView:
                    * np.array([1, 2, 4])).sum())
     return CardsView(cells, misthrows, hand_sizes, active, hand, phase, tops, pile, covered,
                      played, counting_stack, value, colours)
+
+
+# -- either game -------------------------------------------------------------------------
+
+def decode_sheets(obs: np.ndarray, game: str = "dice") -> tuple[np.ndarray, np.ndarray]:
+    """Just the sheets ``(..., n, 27)`` and misthrows ``(..., n)`` of one observation or a
+    batch, for either game (both start with one block per seat: 27 cells, 4 misthrows)."""
+    arr = np.asarray(obs, dtype=np.float32)
+    if game == "dice":
+        n, block = dice_num_players(arr.shape[-1]), SEAT_BLOCK
+    elif game == "cards":
+        n, block = cards_num_players(arr.shape[-1]), _cards.PUBLIC_BLOCK
+    else:
+        raise ValueError(f"unknown game {game!r}; choose 'dice' or 'cards'")
+    seats = arr[..., :n * block].reshape(arr.shape[:-1] + (n, block))
+    cells = np.rint(seats[..., :rules.NUM_CELLS] * rules.MAX_VALUE).astype(np.int64)
+    misthrows = np.rint(seats[..., rules.NUM_CELLS:rules.NUM_CELLS + rules.MAX_MISTHROWS]
+                        .sum(-1)).astype(np.int64)
+    return cells, misthrows

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from qwinto_env.cards import CardGame
 from qwinto_env.dice import SUBSET_ROWS, DiceGame
-from qwinto_env.view import ObservationLayoutError, decode, decode_cards
+from qwinto_env.view import ObservationLayoutError, decode, decode_cards, decode_sheets
 
 
 def seat_order(seat, n):
@@ -37,6 +37,8 @@ def test_dice_view_matches_engine(seed, players):
             assert view.subset == game.subset and view.value == game.value
             assert view.rows == SUBSET_ROWS[game.subset]
             assert view.reroll_available == game.reroll_left
+            cells, misthrows = decode_sheets(batch[seat])
+            assert (cells == view.cells).all() and (misthrows == view.misthrows).all()
             # the batched decode agrees with the single one
             assert (batch_view.cells[seat] == view.cells).all()
             assert batch_view.phase[seat] == view.phase
@@ -63,6 +65,8 @@ def test_cards_view_matches_engine(seed, players):
             assert (view.cells == np.array([game.cells[o] for o in order])).all()
             assert list(view.misthrows) == [game.misthrows[o] for o in order]
             assert list(view.hand_sizes) == [len(game.hands[o]) for o in order]
+            cells, misthrows = decode_sheets(feats[game.observation_index(seat)], "cards")
+            assert (cells == view.cells).all() and (misthrows == view.misthrows).all()
             assert view.hand == tuple(game.hands[seat])
             assert view.tops == tuple(game.tops())
             assert view.pile_size == len(game.draw_pile())
@@ -87,4 +91,6 @@ def test_bad_layouts():
         decode(np.zeros((2, 2, 89)))
     with pytest.raises(ObservationLayoutError, match="not a card-game observation"):
         decode_cards(np.zeros(89))
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        decode_sheets(np.zeros(89), "chess")
     assert isinstance(ObservationLayoutError("x"), ValueError)

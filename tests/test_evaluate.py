@@ -138,11 +138,13 @@ def test_bad_requests(capsys):
     assert "unknown agent spec 'nobody'" in capsys.readouterr().err
 
 
-def test_batched_engine_agrees_with_the_single_engine():
-    batched = play(["random", "random"], games=1000, seed=2, progress=False, engine="batched")
-    again = play(["random", "random"], games=1000, seed=2, progress=False)  # auto: batched
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_batched_engine_agrees_with_the_single_engine(game):
+    kw = dict(game=game, games=1000, seed=2, progress=False)
+    batched = play(["random", "random"], engine="batched", **kw)
+    again = play(["random", "random"], **kw)  # auto: batched
     assert (batched.score == again.score).all()
-    single = play(["random", "random"], games=1000, seed=2, progress=False, engine="single")
+    single = play(["random", "random"], engine="single", **kw)
     for key in ("score", "misthrows", "pentagon_columns"):
         b, s = getattr(batched, key), getattr(single, key)
         sd = math.sqrt(b.var() / b.size + s.var() / s.size)
