@@ -106,6 +106,22 @@ def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer):
     assert data["metadata"]["trainer"] == trainer
 
 
+def test_imitation_warm_start_learns_the_demonstrator(tmp_path):
+    from agents.trainers.imitation import collect, pretrain
+    from agents.policy import PolicyNetwork
+    cfg = load_config(None, [*TINY, "imitation.games=6", "imitation.epochs=30",
+                             "imitation.demonstrator=greedy", "imitation.batch_size=32",
+                             "network.hidden=[64]"])
+    demos = collect(cfg, progress=False)
+    assert len(demos.actions) > 100
+    assert all(m[a] for m, a in zip(demos.masks, demos.actions))   # choices were legal
+    assert (demos.to_come[demos.to_come != 0]).size                 # value targets vary
+    net = PolicyNetwork(demos.obs.shape[1], demos.masks.shape[1], **vars(cfg.network))
+    stats = pretrain(net, demos, cfg, torch.device("cpu"), progress=False)
+    assert stats["imitation/accuracy"] > 0.8   # a small net fits a deterministic bot closely
+    assert run_train(tmp_path, "run.name=im", *TINY, "imitation.games=2") == 0
+
+
 def test_resume_continues_from_the_last_checkpoint(tmp_path):
     assert run_train(tmp_path, "run.name=r", *TINY) == 0
     first = torch.load(tmp_path / "r" / "checkpoints" / "trainer_state.pt", weights_only=False)

@@ -73,6 +73,15 @@ class PPOConfig:
 
 
 @dataclass
+class ImitationConfig:
+    games: int = 0                     # demonstrator self-play games to imitate first (0 = off)
+    demonstrator: str = "expert"       # agents.load spec of the player to imitate
+    epochs: int = 4                    # passes over the demonstrations
+    batch_size: int = 512              # minibatch size
+    learning_rate: float = 1e-3        # Adam step size of the warm start
+
+
+@dataclass
 class OpponentConfig:
     self_play: float = 0.6             # share of games where every seat is the learner
     snapshots: float = 0.2             # share of games against earlier snapshots of the learner
@@ -96,6 +105,7 @@ class TrainConfig:
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    imitation: ImitationConfig = field(default_factory=ImitationConfig)
     opponents: OpponentConfig = field(default_factory=OpponentConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -111,7 +121,10 @@ class TrainConfig:
                     "ppo.learning_rate": self.ppo.learning_rate,
                     "ppo.reward_scale": self.ppo.reward_scale,
                     "run.checkpoint_every": self.run.checkpoint_every,
-                    "eval.final_games": self.eval.final_games}
+                    "eval.final_games": self.eval.final_games,
+                    "imitation.epochs": self.imitation.epochs,
+                    "imitation.batch_size": self.imitation.batch_size,
+                    "imitation.learning_rate": self.imitation.learning_rate}
         for name, value in positive.items():
             if value <= 0:
                 raise ConfigError(f"{name} must be positive, got {value}")
@@ -119,6 +132,11 @@ class TrainConfig:
         if not limits[0] <= self.env.num_players <= limits[1]:
             raise ConfigError(f"env.num_players must be in {limits[0]}..{limits[1]} for "
                               f"{self.env.game}, got {self.env.num_players}")
+        if self.imitation.games < 0:
+            raise ConfigError(f"imitation.games must be >= 0, got {self.imitation.games}")
+        if self.imitation.games and self.run.trainer == "sb3":
+            raise ConfigError("imitation (imitation.games > 0) is a warm start of the torch "
+                              "trainer; set imitation.games: 0 for the sb3 trainer")
         if self.env.reward == "win" and self.env.num_players == 1:
             raise ConfigError('env.reward "win" needs 2+ players')
         for name in ("gamma", "gae_lambda"):

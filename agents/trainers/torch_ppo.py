@@ -27,6 +27,7 @@ from qwinto_env.batched import BatchedDiceGame
 
 from ..policy import PolicyNetwork
 from .config import TrainConfig
+from .imitation import collect, pretrain
 from .pool import OpponentPool
 from .run import Run, learner_row
 
@@ -81,8 +82,12 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         optimizer.load_state_dict(state["optimizer"])
         pool.load_state_dict(state["pool"], net)
         step = start_step = state["step"]
-    elif n_opp and cfg.opponents.snapshots > 0:
-        pool.add_snapshot(net)
+    else:
+        if cfg.imitation.games:
+            demos = collect(cfg, progress)
+            run.log(0, pretrain(net, demos, cfg, device, progress))
+        if n_opp and cfg.opponents.snapshots > 0:
+            pool.add_snapshot(net)
     if n_opp:
         opponent_of[N - n_opp:] = torch.as_tensor(pool.draw(n_opp), device=device)
 
