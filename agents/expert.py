@@ -167,11 +167,9 @@ class _Tables:
         Q = math.prod(seg_q)
         if row[-1]:
             R = float(row[-1])
-        elif segs:
+        else:
             start, end, lo, _ = segs[-1]
             R = self.rightmost(end - start + 1, lo)
-        else:
-            R = float(row[-1])
         writes = {}
         for i, (start, end, lo, hi) in enumerate(segs):
             k = end - start + 1
@@ -183,16 +181,10 @@ class _Tables:
                 newF = [0.0] * (TOP + 1)
                 newQ = [0.0] * (TOP + 1)
                 newR = [R] * (TOP + 1)
-                for v in range(lo + 1 + left, hi - right):  # room for the fields around it
+                # A value that leaves too little room around it gets q = 0 from the tables.
+                for v in range(lo + 1, hi):
                     newF[v] = F_other + left * P[left][lo][v] + right * P[right][v][hi]
                     newQ[v] = q_other * Qt[left][lo][v] * Qt[right][v][hi]
-                    if last:
-                        newR[v] = float(v) if right == 0 else self.rightmost(right, v)
-                # Values that leave too little room around them are legal but kill the row.
-                for v in list(range(lo + 1, min(lo + 1 + left, hi))) + \
-                        list(range(max(hi - right, lo + 1), hi)):
-                    newF[v] = F_other + left * P[left][lo][v] + right * P[right][v][hi]
-                    newQ[v] = 0.0
                     if last:
                         newR[v] = float(v) if right == 0 else self.rightmost(right, v)
                 writes[start + pos] = (newF, newQ, newR)
@@ -219,7 +211,9 @@ class ExpertAgent(Agent):
             params = ExpertParams(**{**params.__dict__, **overrides})
         self.params = params
         self._tables = _Tables(params, ATTAINABILITY[game])
-        self._row = functools.lru_cache(maxsize=1 << 16)(self._tables.row)
+        # Row models repeat within a game (one row changes per turn) and across games'
+        # openings; a few thousand cover that, at a few kB each.
+        self._row = functools.lru_cache(maxsize=4096)(self._tables.row)
         self._cache_key: bytes | None = None
         self._cache: tuple | None = None
 
