@@ -1,0 +1,63 @@
+"""Training steps per second of the two trainers at the same network, batch and opponents.
+
+    python benchmarks/bench_trainers.py [--steps 100000] [--games 256] [--device cpu]
+
+Both trainers run PPO on the 2-player dice game against a random opponent (one learner
+seat per game, so both collect ``rollout_steps * games`` samples per update) with the
+same network (``--hidden``, sheet features), the same minibatches and epochs, no
+evaluation and no imitation. A step is one learner sample; the time covers rollouts and
+updates (everything ``train`` does, less start-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import torch
+
+from agents.trainers.config import load_config
+from agents.trainers.run import Run
+
+
+def measure(trainer: str, args: argparse.Namespace, root: str) -> float:
+    cfg = load_config(None, [
+        f"run.name={trainer}", f"run.trainer={trainer}", f"run.device={args.device}",
+        f"run.total_steps={args.steps}", f"run.checkpoint_every={10 * args.steps}",
+        f"env.num_games={args.games}", f"network.hidden={args.hidden}",
+        "ppo.rollout_steps=64", "ppo.update_epochs=2", "ppo.num_minibatches=8",
+        "opponents.self_play=0", "opponents.snapshots=0", "opponents.scripted={random: 1}",
+        "eval.every=0"])
+    run = Run(cfg, root=root)
+    if trainer == "torch":
+        from agents.trainers.torch_ppo import train
+    else:
+        from agents.trainers.sb3_ppo import train
+    start = time.perf_counter()
+    train(cfg, run, progress=False)
+    seconds = time.perf_counter() - start
+    run.close()
+    return args.steps / seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--games", type=int, default=256)
+    parser.add_argument("--hidden", default="[128, 128]")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root:
+        rows = [(t, measure(t, args, root)) for t in ("sb3", "torch")]
+    print(f"dice 2p vs random, {args.games} games, rollout 64, network {args.hidden}, "
+          f"device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"{'trainer':<26} {'steps/s':>10}")
+    for name, sps in rows:
+        label = "sb3 (MaskablePPO)" if name == "sb3" else "torch (on-device PPO)"
+        print(f"{label:<26} {sps:>10,.0f}")
+    print(f"torch / sb3: {rows[1][1] / rows[0][1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
