@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .base import Agent, legal_indices
+from .base import Agent, IllegalMaskError
 from .features import EXTRA_SIZE, FEATURE_SETS, SheetFeatures
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
@@ -105,7 +105,7 @@ class PolicyAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(masks)
         if not (masks > 0).any(axis=1).all():
-            legal_indices(np.zeros(1))  # raises the no-legal-action error
+            raise IllegalMaskError("an action mask of the batch has no legal action")
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
         logits, _ = self.network(obs)
         logits = logits.masked_fill(torch.as_tensor(masks) <= 0, -torch.inf)

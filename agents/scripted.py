@@ -28,7 +28,7 @@ from qwinto_env import cards, rules
 from qwinto_env.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
 from qwinto_env.view import decode, decode_cards
 
-from .base import Agent, legal_indices
+from .base import Agent, IllegalMaskError, legal_indices
 from .chance_tables import SUBSET_DISTRIBUTIONS
 
 __all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
@@ -50,7 +50,7 @@ class RandomAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(masks) > 0
         if not masks.any(axis=1).all():
-            legal_indices(np.zeros(1))  # raises the no-legal-action error
+            raise IllegalMaskError("an action mask of the batch has no legal action")
         # Uniform over the legal entries: the argmax of random keys restricted to the mask.
         keys = np.where(masks, self.rng.random(masks.shape), -1.0)
         return keys.argmax(axis=1).astype(np.int64)
@@ -90,7 +90,7 @@ class GreedyAgent(Agent):
         if self.game == "cards":
             view = decode_cards(observation)
             if view.phase == cards.PLAY:
-                return self._card_play(view.cells[0], view, legal)
+                return self._card_play(view, legal)
             return self._entry(view)
         view = decode(observation)
         cells = view.cells[0]
@@ -123,18 +123,17 @@ class GreedyAgent(Agent):
             return cell
         return PASS
 
-    def _card_play(self, cells: np.ndarray, view, legal: np.ndarray) -> int:
+    def _card_play(self, view, legal: np.ndarray) -> int:
         """The play whose announced value fits some field of its colours best."""
         best_a, best_dist = int(legal[0]), np.inf
         for a in legal:
             value, colours = cards.play_result(view.hand, view.tops, int(a))
             if not 1 <= value <= rules.MAX_VALUE:
                 continue
-            _, dist = self._fit(cells, value, cards.COLOUR_ROWS[colours])
+            _, dist = self._fit(view.cells[0], value, cards.COLOUR_ROWS[colours])
             if dist < best_dist:
                 best_a, best_dist = int(a), dist
         return best_a
-
 
 
 def _bits_to_mask(bits: int) -> np.ndarray:
