@@ -12,8 +12,9 @@ Two ways to map games to environment entries (both front-ends):
   learner plays ``learner_seat`` and the other seats are played by ``opponents``: one
   callable for all of them or a list with one per other seat (in seat order). An
   opponent is batched: ``opponent(obs, masks) -> actions`` with ``obs`` (N, obs_size)
-  float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards; numpy arrays for the SB3 env, tensors on the device
-  for the torch env) and ``actions`` (N,) integers. :class:`RandomOpponent` plays
+  float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards), arrays of the engine's
+  backend (numpy for the SB3 env unless ``backend="torch"``, tensors on the device for
+  the torch env), and ``actions`` (N,) integers. :class:`RandomOpponent` plays
   uniformly over legal actions.
 
 Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
