@@ -12,9 +12,12 @@ Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``).
 
 Fairness and reproducibility
 ----------------------------
-* **Seat rotation**: in game ``g`` entrant ``e`` sits in seat ``(e + g) mod n``; seat 0
-  starts. With a number of games divisible by ``n`` every entrant plays every seat
-  (and so starts) equally often.
+* **Seating** (:func:`seating`): the entrants sit in a circular order that rotates by
+  one seat every game (seat 0 starts); after ``n`` games the next of the ``(n-1)!``
+  circular orders is used. With a number of games divisible by ``n`` every entrant
+  plays every seat (and so starts) equally often; over ``n!`` games every entrant also
+  follows every other equally often (in a 4-player game the one who plays right after
+  a strong player, or reaches a fourth misthrow first, is not always the same).
 * **Seeds**: one ``numpy`` generator seeded with ``--seed`` draws, up front, a game seed
   and one seed per entrant for every game; each game reseeds the engine and every
   agent from them. The results are therefore identical for any ``--workers``.
@@ -49,6 +52,7 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
+import itertools
 import json
 import math
 import multiprocessing
@@ -65,10 +69,10 @@ from qwinto_env.parallel import GAMES
 from .base import Agent
 from .load import load
 
-__all__ = ["Results", "play", "summarise", "bradley_terry", "format_table", "main",
+__all__ = ["Results", "play", "seating", "summarise", "bradley_terry", "format_table", "main",
            "BATCHED_RUNNERS"]
 
-#: Game name -> function(agents, num_players, games, seed, agent_seeds, progress) ->
+#: Game name -> function(agents, num_players, seat_of, seed, agent_seeds, progress) ->
 #: per-game arrays (``STATS`` keys, ``[game, entrant]``), for agents that support batches.
 BATCHED_RUNNERS: dict[str, Callable[..., dict[str, np.ndarray]]] = {}
 ENGINES = ("auto", "single", "batched")
@@ -118,8 +122,20 @@ def _entrant_names(specs: Sequence[str]) -> list[str]:
     return names
 
 
+def seating(games: int, num_players: int) -> np.ndarray:
+    """``seat[g, e]``: the seat of entrant ``e`` in game ``g`` (see the module docstring)."""
+    orders = [(0,) + p for p in itertools.permutations(range(1, num_players))]
+    seat = np.empty((games, num_players), dtype=np.int64)
+    for g in range(games):
+        order = orders[(g // num_players) % len(orders)]
+        for i, e in enumerate(order):
+            seat[g, e] = (i + g) % num_players
+    return seat
+
+
 def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
-                game_ids: Sequence[int], game_seeds: np.ndarray, agent_seeds: np.ndarray,
+                game_ids: Sequence[int], seat_of: np.ndarray, game_seeds: np.ndarray,
+                agent_seeds: np.ndarray,
                 progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
     """Play the games ``game_ids`` on the single-game engine; per-game outcome arrays."""
     engine = GAMES[game_name](num_players=num_players)
@@ -128,7 +144,9 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
     out = {k: np.zeros((len(game_ids), num_players), dtype=np.int64) for k in STATS}
     mask = np.zeros(n_actions, dtype=np.int8)
     for row, g in enumerate(game_ids):
-        seat_agent = [agents[(s - g) % num_players] for s in range(num_players)]
+        seat_agent = [agents[0]] * num_players
+        for e, s in enumerate(seat_of[g]):
+            seat_agent[s] = agents[e]
         for e, agent in enumerate(agents):
             agent.reset(seed=int(agent_seeds[g, e]))
         engine.reset(seed=int(game_seeds[g]))
@@ -153,7 +171,7 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
                                       f"{exc}") from exc
         scores = engine.scores()
         for e in range(num_players):
-            s = (e + g) % num_players
+            s = seat_of[g, e]
             cells = engine.cells[s]
             out["score"][row, e] = scores[s]
             out["misthrows"][row, e] = engine.misthrows[s]
@@ -165,7 +183,7 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
     return out
 
 
-def _play_batched(game: str, agents: Sequence[Agent], num_players: int, games: int,
+def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of: np.ndarray,
                   seed: int, agent_seeds: np.ndarray,
                   progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
     """Play ``games`` games on the batched engine, in batches of ``BATCH_GAMES``.
@@ -179,6 +197,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, games: i
 
     engine_class = batched.BATCHED_GAMES[game]
     P = num_players
+    games = len(seat_of)
     out = {k: np.zeros((games, P), dtype=np.int64) for k in STATS}
     for e, agent in enumerate(agents):
         agent.reset(seed=int(agent_seeds[0, e]))
@@ -187,9 +206,9 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, games: i
         ids = np.arange(start, start + n)
         engine = engine_class(n, P, backend="numpy", seed=seed + start,
                               final_observations=True)
-        # entrant_at[g, s]: the entrant in seat s of game g (entrant e sits at (e + g) % P)
-        entrant_at = (np.arange(P)[None, :] - ids[:, None]) % P
-        where = [np.nonzero(entrant_at == e) for e in range(P)]
+        seat_here = seat_of[ids]
+        # (game, seat) pairs of each entrant, in this batch
+        where = [(np.arange(n), seat_here[:, e]) for e in range(P)]
         finished = np.zeros(n, dtype=bool)
         while not finished.all():
             obs, masks = engine.observations(), engine.action_masks()
@@ -206,7 +225,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, games: i
             # seat 0's observation lists the seats in absolute order
             cells, misthrows = decode_sheets(np.asarray(result.final_observation)[first, 0],
                                              game)
-            seats = (np.arange(P)[None, :] + ids[done][:, None]) % P  # seat of each entrant
+            seats = seat_here[done]  # seat of each entrant
             pick = np.arange(len(done))[:, None]
             out["score"][ids[done]] = np.asarray(result.final_scores)[first][pick, seats]
             out["misthrows"][ids[done]] = misthrows[pick, seats]
@@ -228,9 +247,10 @@ BATCHED_RUNNERS["cards"] = functools.partial(_play_batched, "cards")
 
 
 def _worker(args: tuple) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, game_ids, game_seeds, agent_seeds = args
+    specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
     agents = [load(s, game=game_name, num_players=num_players) for s in specs]
-    return _play_games(agents, game_name, num_players, game_ids, game_seeds, agent_seeds)
+    return _play_games(agents, game_name, num_players, game_ids, seat_of, game_seeds,
+                       agent_seeds)
 
 
 def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2,
@@ -265,6 +285,7 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
             for a in agents]
     rng = np.random.default_rng(seed)
     game_seeds = rng.integers(0, 2 ** 62, size=games)
+    seat_of = seating(games, num_players)
     agent_seeds = rng.integers(0, 2 ** 62, size=(games, num_players))
     from tqdm import tqdm
 
@@ -279,15 +300,15 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
     if batchable and engine != "single":
         with tqdm(total=games, desc=f"{game} {num_players}p batched", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
-            out = runner(objs, num_players, games, seed, agent_seeds, bar.update)
+            out = runner(objs, num_players, seat_of, seed, agent_seeds, bar.update)
     elif workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
-            out = _play_games(objs, game, num_players, range(games), game_seeds, agent_seeds,
-                              bar.update)
+            out = _play_games(objs, game, num_players, range(games), seat_of, game_seeds,
+                              agent_seeds, bar.update)
     else:
         chunks = [list(c) for c in np.array_split(np.arange(games), min(games, workers * 8))]
-        jobs = [(specs, game, num_players, c, game_seeds, agent_seeds) for c in chunks]
+        jobs = [(specs, game, num_players, c, seat_of, game_seeds, agent_seeds) for c in chunks]
         parts = []
         with multiprocessing.get_context("spawn").Pool(workers) as pool, \
                 tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
@@ -297,8 +318,7 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
                 bar.update(len(c))
         out = {k: np.concatenate([p[k] for p in parts]) for k in STATS}
     seconds = time.perf_counter() - start
-    seat = (np.arange(num_players)[None, :] + np.arange(games)[:, None]) % num_players
-    res = Results(names, game, num_players, seed, seconds=seconds, seat=seat,
+    res = Results(names, game, num_players, seed, seconds=seconds, seat=seat_of,
                   **{k: out[k] for k in STATS})
     res.summary = summarise(res)
     return res

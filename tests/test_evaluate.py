@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.evaluate import (EvaluationError, Results, bradley_terry, format_table, main,
-                             pairwise_wins, play, ranks, summarise, win_shares)
+                             pairwise_wins, play, ranks, seating, summarise, win_shares)
 from agents.scripted import RandomAgent
 from qwinto_env.view import decode
 
@@ -60,11 +60,32 @@ class StartSpy(RandomAgent):
 def test_seats_rotate(players):
     spies = [StartSpy(num_players=players) for _ in range(players)]
     res = play(spies, num_players=players, games=8 * players, seed=0, progress=False)
+    assert (res.seat == seating(res.games, players)).all()
     for e in range(players):
-        assert list(res.seat[:, e]) == [(e + g) % players for g in range(res.games)]
         # seat 0 moves first: entrant e starts exactly in the games where it sits there
         assert spies[e].started == [bool(s == 0) for s in res.seat[:, e]]
         assert np.bincount(res.seat[:, e], minlength=players).tolist() == [8] * players
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_seating_balances_seats_and_neighbours(players):
+    n_orders = math.factorial(players - 1)
+    seat = seating(players * n_orders * 2, players)
+    for g in range(len(seat)):
+        assert sorted(seat[g]) == list(range(players))  # a permutation every game
+    for e in range(players):
+        counts = np.bincount(seat[:, e], minlength=players)
+        assert (counts == counts[0]).all()
+    # who plays right after whom: every ordered pair equally often
+    follows = np.zeros((players, players), dtype=int)
+    for g in range(len(seat)):
+        entrant_at = np.argsort(seat[g])
+        for s in range(players):
+            follows[entrant_at[s], entrant_at[(s + 1) % players]] += 1
+    off = follows[~np.eye(players, dtype=bool)]
+    assert (off == off[0]).all() and np.diag(follows).sum() == 0
+    if players == 2:
+        assert seat[:, 0].tolist() == [g % 2 for g in range(len(seat))]
 
 
 def hand_results():
