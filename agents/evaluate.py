@@ -429,9 +429,10 @@ def write_csv(summary: dict[str, Any], path: str) -> None:
 
 
 def write_json(res: Results, path: str) -> None:
-    """The summary plus the per-game scores (``[game][entrant]``) and seats."""
-    data = {**res.summary, "entrants": res.entrants,
-            "per_game": {"score": res.score.tolist(), "seat": res.seat.tolist()}}
+    """The summary plus every per-game array (``[game][entrant]``: the ``STATS`` and
+    ``seat``)."""
+    per_game = {k: getattr(res, k).tolist() for k in (*STATS, "seat")}
+    data = {**res.summary, "entrants": res.entrants, "per_game": per_game}
     with open(path, "w") as fh:
         json.dump(data, fh, indent=1)
 
@@ -472,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> Results:
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--engine", default="auto", choices=ENGINES,
                         help="batched engine when every agent supports batches (auto)")
-    parser.add_argument("--json", help="write the summary and per-game scores as JSON")
+    parser.add_argument("--json", help="write the summary and the per-game results as JSON")
     parser.add_argument("--csv", help="write the per-agent table as CSV")
     parser.add_argument("--plot", help="write a PNG of the score distributions")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

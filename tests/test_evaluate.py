@@ -141,6 +141,8 @@ def test_command_line_outputs(tmp_path, capsys):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["games"] == 6 and data["entrants"] == ["greedy", "greedy#2"]
     assert data["per_game"]["score"] == res.score.tolist()
+    assert data["per_game"]["misthrows"] == res.misthrows.tolist()
+    assert data["per_game"]["seat"] == res.seat.tolist()
     rows = list(csv.DictReader(open(f"{out}.csv")))
     assert [r["agent"] for r in rows] == ["greedy", "greedy#2"]
     assert float(rows[0]["mean_score"]) == pytest.approx(res.summary["agents"][0]["mean_score"])
