@@ -32,8 +32,6 @@ import numpy as np
 from qwinto_env import parallel_env
 from qwinto_env.batched import BATCHED_GAMES, uniform_legal
 
-STEPS_PER_TURN = {"dice": 3, "cards": 2}
-
 
 def bench_parallel(game: str, players: int, seconds: float) -> float:
     env = parallel_env(game=game, num_players=players)
@@ -60,7 +58,7 @@ def bench_batched(game: str, backend: str, device: str | None, players: int, bat
     games = BATCHED_GAMES[game](batch, players, backend=backend, device=device, seed=0)
     B, gen = games.backend, games.gen
     sync = _sync(backend, device)
-    per_turn = STEPS_PER_TURN[game]
+    per_turn = games.steps_per_turn
 
     def block(turns: int) -> None:
         for _ in range(per_turn * turns):
@@ -130,7 +128,7 @@ def main() -> None:
           "| with obs steps/s | bytes/game |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for game in args.games:
-        per_turn = STEPS_PER_TURN[game]
+        per_turn = games.steps_per_turn
         for players in args.players:
             base = None
             if "parallel" in args.backends:

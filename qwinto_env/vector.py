@@ -217,7 +217,8 @@ class QwintoVecEnv(VecEnv):
                     infos[entry] = {
                         "terminal_observation": final_obs[j, seat],
                         "final_score": int(scores[j, seat]),
-                        "episode": {"r": float(returns[j, seat]), "l": 3 * int(turns[j]),
+                        "episode": {"r": float(returns[j, seat]),
+                                    "l": self.engine.steps_per_turn * int(turns[j]),
                                     "t": elapsed},
                     }
         return (obs, self._to_np(rewards).astype(np.float32), self._to_np(dones).astype(bool),

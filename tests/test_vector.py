@@ -164,6 +164,8 @@ def test_card_game_vec_envs():
     for _ in range(200):
         obs, rewards, dones, infos = venv.step(random_masked(venv.action_masks(), rng))
         ended += int(dones.sum())
+        for i in np.flatnonzero(dones):  # a card turn is two steps: play, entry
+            assert infos[i]["episode"]["l"] % 2 == 0 and infos[i]["episode"]["l"] > 0
     assert ended > 0
     env = TorchVectorEnv(16, num_players=2, game="cards", opponents=RandomOpponent("torch"),
                          seed=0)

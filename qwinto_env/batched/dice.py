@@ -149,6 +149,8 @@ class BatchedDiceGame:
     name = "dice"
     num_actions = NUM_ACTIONS
     pass_action = PASS
+    #: Steps of one turn: choose dice, keep or re-roll, entry.
+    steps_per_turn = 3
 
     def __init__(self, num_games: int, num_players: int = 2, *, backend: str = "numpy",
                  device: Any = None, seed: int | None = None, reward: str | None = None,
