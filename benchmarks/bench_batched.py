@@ -128,7 +128,7 @@ def main() -> None:
           "| with obs steps/s | bytes/game |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for game in args.games:
-        per_turn = games.steps_per_turn
+        per_turn = BATCHED_GAMES[game].steps_per_turn
         for players in args.players:
             base = None
             if "parallel" in args.backends:
