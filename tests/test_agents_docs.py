@@ -1,0 +1,18 @@
+"""docs/agents.md: its Python examples run as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "agents.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_docs_example_runs(block):
+    exec(compile(block, str(DOC), "exec"), {})
+
+
+def test_docs_have_examples():
+    assert len(BLOCKS) >= 2
