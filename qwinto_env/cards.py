@@ -308,7 +308,7 @@ class CardGame(Game):
         # scalar writes per step instead of re-encoding ~100 one-hot bits).
         self._feats = np.zeros(self._size, dtype=np.float32)
         self._encode_all()
-        self._legal: list[list[int]] | None = None
+        self._legal = None
 
     @staticmethod
     def _check_order(name: str, order: Any, expected: Any) -> list[int]:
@@ -345,23 +345,13 @@ class CardGame(Game):
         return len(self._pile) < HAND_SIZE - len(self.hands[self.active])
 
     # -- rules -------------------------------------------------------------
-    def legal_actions(self, seat: int) -> list[int]:
-        if self._legal is None:
-            self._legal = [self._compute_legal(s) for s in range(self.num_players)]
-        return list(self._legal[seat])
-
     def _compute_legal(self, seat: int) -> list[int]:
         phase = self.phase
         if phase == ENTRY:
             value = self.value
             if not 1 <= value <= rules.MAX_VALUE or not self.colours:
                 return [PASS]
-            allowed = self._allowed[seat]
-            legal = [c for r in COLOUR_ROWS[self.colours]
-                     for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS)
-                     if allowed[c] >> value & 1]
-            legal.append(PASS)
-            return legal
+            return self._entry_legal(seat, COLOUR_ROWS[self.colours], value)
         if seat != self.active or phase == OVER:
             return [PASS]
         hand = self.hands[seat]

@@ -107,24 +107,13 @@ class DiceGame(Game):
         self.last_entries: list[int] = [PASS] * n  # what each seat did at the last entry
         # The seat blocks of the feature vector change only at entry; kept up to date there.
         self._feats = np.zeros(self._size, dtype=np.float32)
-        self._legal: list[list[int]] | None = None  # per seat, cached until the next step
+        self._legal = None
 
     # -- rules -------------------------------------------------------------
-    def legal_actions(self, seat: int) -> list[int]:
-        if self._legal is None:
-            self._legal = [self._compute_legal(s) for s in range(self.num_players)]
-        return list(self._legal[seat])
-
     def _compute_legal(self, seat: int) -> list[int]:
         phase = self.phase
         if phase == ENTRY:
-            value = self.value
-            allowed = self._allowed[seat]
-            legal = [c for r in SUBSET_ROWS[self.subset]
-                     for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS)
-                     if allowed[c] >> value & 1]
-            legal.append(PASS)
-            return legal
+            return self._entry_legal(seat, SUBSET_ROWS[self.subset], self.value)
         if seat != self.active or phase == OVER:
             return [PASS]
         if phase == CHOOSE:

@@ -53,9 +53,25 @@ class Game(abc.ABC):
     def reset(self, seed: int | None = None, start_player: int = 0) -> None:
         """Start a new game; ``seed`` reseeds the game's random generator."""
 
-    @abc.abstractmethod
+    _legal: list[list[int]] | None = None  # per seat, cached until the state changes
+
     def legal_actions(self, seat: int) -> list[int]:
         """Legal actions of ``seat`` now, ascending; never empty."""
+        if self._legal is None:
+            self._legal = [self._compute_legal(s) for s in range(self.num_players)]
+        return list(self._legal[seat])
+
+    @abc.abstractmethod
+    def _compute_legal(self, seat: int) -> list[int]:
+        """Legal actions of ``seat`` in the current state (cached by :meth:`legal_actions`)."""
+
+    def _entry_legal(self, seat: int, rows: Sequence[int], value: int) -> list[int]:
+        """The entry actions of ``seat``: every cell of ``rows`` that takes ``value``, then pass."""
+        allowed = self._allowed[seat]
+        legal = [c for r in rows for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS)
+                 if allowed[c] >> value & 1]
+        legal.append(self.pass_action)
+        return legal
 
     @abc.abstractmethod
     def step(self, actions: Sequence[int], chance: Any = None, *, validate: bool = True) -> None:
