@@ -49,7 +49,7 @@ from .. import rules
 from ..game import IllegalActionError
 from .backend import Backend, get_backend
 from .dice import DiceStepResult
-from .sheets import NV, PASS, REWARDS, Sheets, to_backend
+from .sheets import NV, PASS, Sheets, check_batch_args, to_backend
 
 NUM_ACTIONS = single.NUM_ACTIONS
 PLAY, ENTRY, OVER = single.PLAY, single.ENTRY, single.OVER
@@ -156,27 +156,10 @@ class BatchedCardGame:
                  device: Any = None, seed: int | None = None, reward: str | None = None,
                  start_player: int = 0, random_start: bool = False,
                  empty_pile: str = "reshuffle", final_observations: bool = False):
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
-                or num_games < 1:
-            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-                or not 1 <= num_players <= 4:
-            raise ValueError(f"num_players must be an integer in 1..4 for the card game "
-                             f"(1 = solo), got {num_players!r}")
+        reward = check_batch_args(num_games, num_players, 4, "card", reward, start_player)
         if empty_pile not in single.EMPTY_PILE_RULES:
             raise ValueError(f"unknown empty_pile rule {empty_pile!r}; choose one of "
                              f"{single.EMPTY_PILE_RULES}")
-        if reward is None:
-            reward = "score" if num_players == 1 else "win"
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
-        if reward == "win" and num_players == 1:
-            raise ValueError('reward="win" needs 2+ players; solo play has no winner '
-                             '(use "score" or "margin")')
-        if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
-                or not 0 <= start_player < num_players:
-            raise ValueError(f"start_player must be a seat in 0..{num_players - 1}, "
-                             f"got {start_player!r}")
         self.backend: Backend = get_backend(backend, device)
         B = self.backend
         self.num_games = N = int(num_games)

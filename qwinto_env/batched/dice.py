@@ -68,7 +68,7 @@ from .. import dice as single
 from .. import rules
 from ..game import IllegalActionError
 from .backend import Backend, get_backend
-from .sheets import REWARDS, Sheets, to_backend
+from .sheets import Sheets, check_batch_args, to_backend
 
 NUM_ACTIONS = single.NUM_ACTIONS
 PASS = single.PASS
@@ -156,24 +156,7 @@ class BatchedDiceGame:
                  device: Any = None, seed: int | None = None, reward: str | None = None,
                  start_player: int = 0, random_start: bool = False,
                  final_observations: bool = False):
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
-                or num_games < 1:
-            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-                or not 1 <= num_players <= 6:
-            raise ValueError(f"num_players must be an integer in 1..6 for the dice game "
-                             f"(1 = solo variant), got {num_players!r}")
-        if reward is None:
-            reward = "score" if num_players == 1 else "win"
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
-        if reward == "win" and num_players == 1:
-            raise ValueError('reward="win" needs 2+ players; solo play has no winner '
-                             '(use "score" or "margin")')
-        if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
-                or not 0 <= start_player < num_players:
-            raise ValueError(f"start_player must be a seat in 0..{num_players - 1}, "
-                             f"got {start_player!r}")
+        reward = check_batch_args(num_games, num_players, 6, "dice", reward, start_player)
         self.backend: Backend = get_backend(backend, device)
         self.num_games = N = int(num_games)
         self.num_players = P = int(num_players)

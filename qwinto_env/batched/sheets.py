@@ -27,6 +27,33 @@ REWARDS = ("win", "margin", "score")
 
 
 @functools.lru_cache(maxsize=None)
+def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: str,
+                     reward: str | None, start_player: Any) -> str:
+    """Validate what every batched engine takes; the reward kind (``None`` -> default).
+
+    Raises ``ValueError`` naming the argument, as the single-game engines do.
+    """
+    if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
+            or num_games < 1:
+        raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+            or not 1 <= num_players <= max_players:
+        raise ValueError(f"num_players must be an integer in 1..{max_players} for the {game} "
+                         f"game (1 = solo variant), got {num_players!r}")
+    if reward is None:
+        reward = "score" if num_players == 1 else "win"
+    if reward not in REWARDS:
+        raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
+    if reward == "win" and num_players == 1:
+        raise ValueError('reward="win" needs 2+ players; solo play has no winner '
+                         '(use "score" or "margin")')
+    if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
+            or not 0 <= start_player < num_players:
+        raise ValueError(f"start_player must be a seat in 0..{num_players - 1}, "
+                         f"got {start_player!r}")
+    return reward
+
+
 def sheet_tables() -> dict[str, np.ndarray]:
     """The sheet's tables as numpy arrays (see the module docstring)."""
     update = np.full((NC + 1, NV, NV), -1, dtype=np.int64)
