@@ -29,7 +29,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"],
                         help="shorthand for run.device=...")
     parser.add_argument("--seed", type=int, help="shorthand for run.seed=...")
-    parser.add_argument("--trainer", choices=["torch", "sb3"], help="shorthand for run.trainer=...")
+    parser.add_argument("--trainer", choices=["torch", "sb3", "rllib"],
+                        help="shorthand for run.trainer=...")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in runs/<run.name>/ from its last checkpoint")
     parser.add_argument("--runs-dir", default="runs", help="where run folders go")

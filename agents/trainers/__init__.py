@@ -1,5 +1,6 @@
 """Trainers: PPO on the batched engines (``torch``: on-device; ``sb3``: sb3-contrib's
-MaskablePPO), one checkpoint format, one entry point for ``train.py``."""
+MaskablePPO) or on Ray RLlib (``rllib``), one checkpoint format, one entry point for
+``train.py``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def train_from_config(cfg: TrainConfig, root: str | Path = "runs", resume: bool 
     try:
         if cfg.run.trainer == "torch":
             from .torch_ppo import train
+        elif cfg.run.trainer == "rllib":
+            from .rllib_ppo import train
         else:
             from .sb3_ppo import train
         network = train(cfg, run, resume=resume, progress=progress)

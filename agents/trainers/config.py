@@ -29,11 +29,12 @@ class ConfigError(ValueError):
 @dataclass
 class RunConfig:
     name: str = "dice-2p"              # run folder: runs/<name>/
-    trainer: Literal["torch", "sb3"] = "torch"  # on-device PPO, or sb3-contrib MaskablePPO
+    trainer: Literal["torch", "sb3", "rllib"] = "torch"  # on-device PPO, sb3-contrib
+                                       # MaskablePPO, or Ray RLlib PPO (the rllib extra)
     device: Literal["auto", "cpu", "cuda"] = "auto"  # auto = cuda when available
     seed: int = 0                      # seeds the engine, the network and the opponents
-    total_steps: int = 2_000_000       # learner steps to train on (all seats it plays)
-    checkpoint_every: int = 500_000    # learner steps between checkpoints
+    total_steps: int = 3_000_000       # learner steps to train on (all seats it plays)
+    checkpoint_every: int = 1_000_000    # learner steps between checkpoints
     torch_threads: int = 0             # torch CPU threads; 0 = torch's default
 
 
@@ -55,18 +56,18 @@ class NetworkConfig:
 
 @dataclass
 class PPOConfig:
-    learning_rate: float = 3e-4        # Adam step size
+    learning_rate: float = 5e-4        # Adam step size
     anneal_lr: bool = True             # decay the step size linearly to 0
     rollout_steps: int = 64            # engine steps per game per update
     reward_scale: float = 0.05         # rewards are multiplied by this before learning: returns
                                        # of O(1) keep the shared torso's value loss from
                                        # drowning the policy gradient
-    gamma: float = 0.995               # discount
+    gamma: float = 0.999               # discount (a game is ~75 engine steps)
     gae_lambda: float = 0.95           # GAE lambda
     update_epochs: int = 4             # passes over each rollout
     num_minibatches: int = 8           # minibatches per pass
     clip_coef: float = 0.2             # PPO ratio clip
-    ent_coef: float = 0.01             # entropy bonus
+    ent_coef: float = 0.0              # entropy bonus
     vf_coef: float = 0.5               # value-loss weight
     max_grad_norm: float = 0.5         # gradient clipping
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
@@ -74,10 +75,10 @@ class PPOConfig:
 
 @dataclass
 class ImitationConfig:
-    games: int = 0                     # demonstrator self-play games to imitate first (0 = off)
+    games: int = 2000                  # demonstrator self-play games to imitate first (0 = off)
     demonstrator: str = "expert"       # agents.load spec of the player to imitate
-    epochs: int = 4                    # passes over the demonstrations
-    batch_size: int = 512              # minibatch size
+    epochs: int = 8                    # passes over the demonstrations
+    batch_size: int = 256              # minibatch size
     learning_rate: float = 1e-3        # Adam step size of the warm start
 
 
@@ -93,10 +94,23 @@ class OpponentConfig:
 
 @dataclass
 class EvalConfig:
-    every: int = 500_000               # learner steps between evaluations (0 = only at the end)
+    every: int = 1_000_000               # learner steps between evaluations (0 = only at the end)
     games: int = 200                   # games per opponent during training
     final_games: int = 2000            # games per opponent in the final table
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "expert"])
+
+
+@dataclass
+class RLlibConfig:
+    address: str = ""                  # Ray cluster to join ("auto", "ray://head:10001");
+                                       # "" = start a local Ray instance
+    num_cpus: int = 2                  # CPUs of the local Ray instance (0 = all); unused
+                                       # with an address
+    num_env_runners: int = 1           # sampling actors (0 = sample in the driver)
+    num_envs_per_env_runner: int = 4   # games each env runner plays side by side
+    num_learners: int = 0              # learner actors (0 = learn in the driver)
+    train_batch_size: int = 4000       # agent steps (all modules) sampled per PPO update
+    minibatch_size: int = 500          # SGD minibatch (agent steps)
 
 
 @dataclass
@@ -108,6 +122,7 @@ class TrainConfig:
     imitation: ImitationConfig = field(default_factory=ImitationConfig)
     opponents: OpponentConfig = field(default_factory=OpponentConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    rllib: RLlibConfig = field(default_factory=RLlibConfig)  # only for run.trainer rllib
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -134,9 +149,12 @@ class TrainConfig:
                               f"{self.env.game}, got {self.env.num_players}")
         if self.imitation.games < 0:
             raise ConfigError(f"imitation.games must be >= 0, got {self.imitation.games}")
-        if self.imitation.games and self.run.trainer == "sb3":
+        if self.imitation.games and self.run.trainer != "torch":
             raise ConfigError("imitation (imitation.games > 0) is a warm start of the torch "
-                              "trainer; set imitation.games: 0 for the sb3 trainer")
+                              f"trainer; set imitation.games: 0 for the {self.run.trainer} "
+                              "trainer")
+        if self.run.trainer == "rllib":
+            self._validate_rllib()
         if self.env.reward == "win" and self.env.num_players == 1:
             raise ConfigError('env.reward "win" needs 2+ players')
         for name in ("gamma", "gae_lambda"):
@@ -157,6 +175,21 @@ class TrainConfig:
             raise ConfigError("solo play has no opponents: set opponents.snapshots and "
                               "opponents.scripted to 0")
         return self
+
+    def _validate_rllib(self) -> None:
+        r = self.rllib
+        for name in ("num_cpus", "num_env_runners", "num_learners"):
+            if getattr(r, name) < 0:
+                raise ConfigError(f"rllib.{name} must be >= 0, got {getattr(r, name)}")
+        for name in ("num_envs_per_env_runner", "train_batch_size", "minibatch_size"):
+            if getattr(r, name) <= 0:
+                raise ConfigError(f"rllib.{name} must be positive, got {getattr(r, name)}")
+        if r.minibatch_size > r.train_batch_size:
+            raise ConfigError(f"rllib.minibatch_size ({r.minibatch_size}) must not exceed "
+                              f"rllib.train_batch_size ({r.train_batch_size})")
+        if self.opponents.snapshots > 0:
+            raise ConfigError("the rllib trainer has no snapshot pool: set "
+                              "opponents.snapshots: 0 (self-play and fixed opponents only)")
 
 
 # -- loading -----------------------------------------------------------------------------
