@@ -24,11 +24,22 @@ another game or player count.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Callable
 
 from .base import Agent
 
-__all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS"]
+__all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS",
+           "pretrained_names"]
+
+#: Where the shipped pretrained checkpoints live (package data).
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED_PREFIX = "pretrained:"
+
+
+def pretrained_names() -> list[str]:
+    """Names of the shipped pretrained bots, for ``load("pretrained:<name>")``."""
+    return sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
 
 #: Player counts of each game (the engines' limits).
 _PLAYERS = {"dice": range(1, 7), "cards": range(1, 5)}
@@ -83,6 +94,13 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return factory(game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
+    if isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX):
+        name = spec[len(PRETRAINED_PREFIX):]
+        if name not in pretrained_names():
+            raise AgentSpecError(f"no pretrained bot {name!r}; shipped: {pretrained_names()}")
+        agent = load(PRETRAINED_DIR / f"{name}.pt", game=game, num_players=num_players, **kwargs)
+        agent.name = spec
+        return agent
     path = os.fspath(spec)
     looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
     if not looks_like_path:

@@ -28,7 +28,7 @@ def measure(trainer: str, args: argparse.Namespace, root: str) -> float:
         f"env.num_games={args.games}", f"network.hidden={args.hidden}",
         "ppo.rollout_steps=64", "ppo.update_epochs=2", "ppo.num_minibatches=8",
         "opponents.self_play=0", "opponents.snapshots=0", "opponents.scripted={random: 1}",
-        "eval.every=0"])
+        "eval.every=0", "imitation.games=0"])
     run = Run(cfg, root=root)
     if trainer == "torch":
         from agents.trainers.torch_ppo import train

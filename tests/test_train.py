@@ -19,7 +19,7 @@ TINY = ["run.total_steps=1500", "run.checkpoint_every=700", "env.num_games=8",
         "ppo.rollout_steps=8", "ppo.update_epochs=1", "ppo.num_minibatches=2",
         "network.hidden=[16]", "eval.every=0", "eval.games=4", "eval.final_games=4",
         "eval.opponents=[random]", "opponents.snapshot_every=400",
-        "opponents.scripted={random: 0.2, greedy: 0.2}"]
+        "opponents.scripted={random: 0.2, greedy: 0.2}", "imitation.games=0"]
 
 
 # -- config -------------------------------------------------------------------------------

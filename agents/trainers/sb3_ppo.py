@@ -181,9 +181,6 @@ def save(model: MaskablePPO, run: Run, pool: OpponentPool, cfg: TrainConfig,
 
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
     """Train with MaskablePPO; checkpoints, logs and evaluations go to ``run``."""
-    if cfg.env.game != "dice":
-        raise ValueError(f"the sb3 trainer needs a batched engine for game {cfg.env.game!r}, "
-                         f"which does not exist yet; use game dice")
     if cfg.env.num_players < 2:
         raise ValueError("the sb3 trainer seats the learner against opponents: "
                          "env.num_players must be 2 or more (use the torch trainer for solo)")
@@ -193,8 +190,8 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players, cfg.run.seed)
     total = cfg.opponents.self_play + cfg.opponents.snapshots + sum(cfg.opponents.scripted.values())
     opponent = _PoolOpponent(pool, N, cfg.opponents.self_play / total)
-    venv = QwintoVecEnv(N, cfg.env.num_players, opponents=opponent, reward=cfg.env.reward,
-                        random_start=True, seed=cfg.run.seed)
+    venv = QwintoVecEnv(N, cfg.env.num_players, game=cfg.env.game, opponents=opponent,
+                        reward=cfg.env.reward, random_start=True, seed=cfg.run.seed)
     env = _ScaledRewards(venv, pc.reward_scale)
     obs_size, num_actions = venv.engine.obs_size, venv.engine.num_actions
     batch = pc.rollout_steps * N

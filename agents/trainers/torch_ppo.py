@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from qwinto_env.batched import BatchedDiceGame
+from qwinto_env.batched import BATCHED_GAMES
 
 from ..policy import PolicyNetwork
 from .config import TrainConfig
@@ -36,12 +36,9 @@ MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term
 
 def make_engine(cfg: TrainConfig, device: torch.device) -> Any:
     """The batched torch engine of the configured game."""
-    if cfg.env.game != "dice":
-        raise ValueError(f"the torch trainer needs a batched engine for game "
-                         f"{cfg.env.game!r}, which does not exist yet; use game dice")
-    return BatchedDiceGame(cfg.env.num_games, cfg.env.num_players, backend="torch",
-                           device=device, seed=cfg.run.seed, reward=cfg.env.reward,
-                           random_start=True)
+    return BATCHED_GAMES[cfg.env.game](cfg.env.num_games, cfg.env.num_players, backend="torch",
+                                       device=device, seed=cfg.run.seed, reward=cfg.env.reward,
+                                       random_start=True)
 
 
 def masked_logits(network: PolicyNetwork, obs: torch.Tensor,
