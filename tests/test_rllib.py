@@ -1,0 +1,268 @@
+"""The Ray RLlib trainer: env adapter, masked PPO module, export round trip, opponents,
+config, and (slow) a short training run on a local Ray instance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("ray.rllib", reason="the rllib extra is not installed")
+
+from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
+
+from agents import load  # noqa: E402
+from agents.policy import PolicyAgent, save_checkpoint  # noqa: E402
+from agents.trainers.config import ConfigError, load_config  # noqa: E402
+from agents.trainers.rllib_env import (LEARNER, AgentModule, MaskedPPOModule,  # noqa: E402
+                                       QwintoMultiAgentEnv, export_network, policy_mapping)
+from qwinto_env import parallel_env  # noqa: E402
+
+
+def _random_game(env: QwintoMultiAgentEnv, seed: int):
+    """Play one game with uniformly random legal actions; per-agent reward sums and
+    the number of decisions asked of agents."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    decisions = 0
+    while True:
+        for o in obs.values():
+            assert o["action_mask"].sum() > 1, "an agent was asked for a forced action"
+        actions = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) for a, o in obs.items()}
+        decisions += len(actions)
+        obs, rewards, terms, truncs, _ = env.step(actions)
+        for a, r in rewards.items():
+            totals[a] += r
+        if terms["__all__"]:
+            assert set(obs) == set(env.possible_agents)
+            assert all(terms[a] for a in env.possible_agents)
+            return totals, decisions
+
+
+@pytest.mark.parametrize("game,players", [("dice", 2), ("dice", 3), ("cards", 2)])
+def test_adapter_asks_only_real_decisions_and_keeps_returns(game, players):
+    env = QwintoMultiAgentEnv({"game": game, "num_players": players, "reward": "score",
+                               "reward_scale": 0.5})
+    for seed in range(15):
+        totals, decisions = _random_game(env, seed)
+        scores = env.par_env.game.scores()
+        # the dense score rewards of skipped forced steps reach the agent's next reward
+        for seat, agent in enumerate(env.possible_agents):
+            assert totals[agent] == pytest.approx(0.5 * scores[seat])
+        assert decisions > 0
+
+
+def test_adapter_win_reward_and_spaces():
+    env = QwintoMultiAgentEnv({"game": "dice", "num_players": 2, "reward": "win"})
+    par = parallel_env(game="dice", num_players=2)
+    assert env.observation_spaces["player_0"] == par.observation_space("player_0")
+    assert env.action_spaces["player_1"] == par.action_space("player_1")
+    totals, _ = _random_game(env, 3)
+    assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+def test_adapter_refuses_an_illegal_action():
+    env = QwintoMultiAgentEnv({"game": "dice", "num_players": 2})
+    obs, _ = env.reset(seed=0)
+    agent, o = next(iter(obs.items()))
+    illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step({agent: illegal})
+
+
+def _module(features: str = "sheet", seed: int = 0) -> MaskedPPOModule:
+    space = parallel_env(game="dice", num_players=2)
+    torch.manual_seed(seed)
+    return RLModuleSpec(module_class=MaskedPPOModule,
+                        observation_space=space.observation_space("player_0"),
+                        action_space=space.action_space("player_0"),
+                        model_config={"hidden": [64, 32], "activation": "relu",
+                                      "features": features}).build()
+
+
+def _observations(num_games: int = 40, seed: int = 0):
+    """Real (observation, mask) pairs from random dice games."""
+    env = parallel_env(game="dice", num_players=2)
+    rng = np.random.default_rng(seed)
+    obs_list, masks = [], []
+    for g in range(num_games):
+        obs, _ = env.reset(seed=seed + g)
+        while env.agents:
+            for o in obs.values():
+                obs_list.append(o["observation"])
+                masks.append(o["action_mask"])
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"])))
+                       for a in env.agents}
+            obs, *_ = env.step(actions)
+    return np.stack(obs_list), np.stack(masks)
+
+
+def test_masked_module_samples_only_legal_actions():
+    module = _module()
+    obs, masks = _observations(20)
+    batch = {Columns.OBS: {"observation": torch.as_tensor(obs),
+                           "action_mask": torch.as_tensor(masks)}}
+    with torch.no_grad():
+        out = module.forward_exploration(batch)
+    logits = out[Columns.ACTION_DIST_INPUTS]
+    dist = module.get_exploration_action_dist_cls().from_logits(logits)
+    for _ in range(20):
+        actions = dist.sample().numpy()
+        assert masks[np.arange(len(actions)), actions].all()
+    greedy = module.get_inference_action_dist_cls().from_logits(logits).to_deterministic()
+    actions = greedy.sample().numpy()
+    assert masks[np.arange(len(actions)), actions].all()
+    # the train pass masks the same way and hands the torso output to the value function
+    with torch.no_grad():
+        train_out = module.forward_train(batch)
+        values = module.compute_values(batch, train_out[Columns.EMBEDDINGS])
+    assert torch.equal(train_out[Columns.ACTION_DIST_INPUTS], logits)
+    assert values.shape == (len(obs),)
+
+
+@pytest.mark.parametrize("features", ["raw", "sheet"])
+def test_export_round_trip_gives_the_module_logits(tmp_path, features):
+    module = _module(features, seed=5)
+    obs, masks = _observations(10, seed=7)
+    batch = {Columns.OBS: {"observation": torch.as_tensor(obs),
+                           "action_mask": torch.as_tensor(masks)}}
+    path = tmp_path / "exported.pt"
+    net = export_network(module)
+    save_checkpoint(path, net, "dice", 2, net.observation_size, net.num_actions,
+                    metadata={"trainer": "rllib"})
+    agent = load(str(path), game="dice", num_players=2)
+    assert isinstance(agent, PolicyAgent)
+    with torch.no_grad():
+        masked = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        values = module.compute_values(batch)
+        logits, loaded_values = agent.network(torch.as_tensor(obs))
+    legal = torch.as_tensor(masks) > 0
+    assert torch.allclose(logits[legal], masked[legal], atol=1e-6)
+    assert torch.allclose(loaded_values, values, atol=1e-6)
+    # and the loaded agent plays the module's greedy action
+    greedy = masked.argmax(dim=1).numpy()
+    assert np.array_equal(agent.act_batch(obs, masks), greedy)
+
+
+def test_agent_module_plays_the_loaded_agent():
+    space = parallel_env(game="dice", num_players=2)
+    module = RLModuleSpec(module_class=AgentModule,
+                          observation_space=space.observation_space("player_0"),
+                          action_space=space.action_space("player_0"),
+                          model_config={"spec": "greedy", "game": "dice", "num_players": 2,
+                                        "seed": 0}).build()
+    obs, masks = _observations(5)
+    batch = {Columns.OBS: {"observation": torch.as_tensor(obs),
+                           "action_mask": torch.as_tensor(masks)}}
+    actions = module.forward_exploration(batch)[Columns.ACTIONS]
+    assert masks[np.arange(len(actions)), actions].all()
+    expected = load("greedy", game="dice", num_players=2).act_batch(obs, masks)
+    assert np.array_equal(actions, expected)
+    with pytest.raises(NotImplementedError, match="not trained"):
+        module.forward_train(batch)
+
+
+class _Episode:
+    def __init__(self, id_: str):
+        self.id_ = id_
+
+
+def test_policy_mapping_is_per_episode_and_follows_the_shares():
+    fn = policy_mapping(0.5, {"opponent_0": 0.25, "opponent_1": 0.25})
+    kinds = []
+    for i in range(2000):
+        ep = _Episode(f"episode-{i}")
+        seats = [fn(f"player_{s}", ep) for s in range(3)]
+        assert seats[0] == LEARNER
+        assert seats[1] == seats[2] == fn("player_1", ep)  # every seat agrees
+        kinds.append(seats[1])
+    share = {k: kinds.count(k) / len(kinds) for k in set(kinds)}
+    assert share[LEARNER] == pytest.approx(0.5, abs=0.05)
+    assert share["opponent_0"] == pytest.approx(0.25, abs=0.05)
+    assert share["opponent_1"] == pytest.approx(0.25, abs=0.05)
+    with pytest.raises(ValueError, match="shares"):
+        policy_mapping(0.0, {"opponent_0": 0.0})
+
+
+def test_rllib_config_section_is_validated():
+    base = ["run.trainer=rllib", "opponents.snapshots=0", "imitation.games=0"]
+    cfg = load_config(None, base + ["rllib.num_env_runners=2", "rllib.address=auto"])
+    assert cfg.rllib.num_env_runners == 2 and cfg.rllib.address == "auto"
+    with pytest.raises(ConfigError, match="opponents.snapshots"):
+        load_config(None, ["run.trainer=rllib", "imitation.games=0"])
+    with pytest.raises(ConfigError, match="rllib.minibatch_size"):
+        load_config(None, base + ["rllib.minibatch_size=9000"])
+    with pytest.raises(ConfigError, match="rllib.num_env_runners"):
+        load_config(None, base + ["rllib.num_env_runners=-1"])
+    with pytest.raises(ConfigError, match="rllib.num_envs_per_env_runner"):
+        load_config(None, base + ["rllib.num_env_runners=1", "rllib.num_envs_per_env_runner=0"])
+    with pytest.raises(ConfigError, match="imitation"):
+        load_config(None, base + ["imitation.games=10"])
+    with pytest.raises(ConfigError, match="rllib.num_env_runner"):
+        load_config(None, base + ["rllib.num_env_runner=1"])  # typo: unknown field
+
+
+# -- slow: a local Ray instance -------------------------------------------------------------
+
+SHORT_RUN = ["run.name=rllib-test", "run.total_steps=3000", "run.checkpoint_every=2000",
+             "rllib.train_batch_size=1000", "rllib.minibatch_size=250",
+             "rllib.num_envs_per_env_runner=2", "network.hidden=[64, 64]",
+             "ppo.update_epochs=2", "eval.every=0", "eval.final_games=100",
+             "eval.opponents=[random]", "run.torch_threads=1"]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_short_training_run_exports_a_loadable_policy(local_ray, tmp_path):
+    from agents.trainers import train_from_config
+    cfg = load_config("configs/dice-2p-rllib.yaml", SHORT_RUN)
+    report = train_from_config(cfg, root=tmp_path, progress=False)
+    run_dir = tmp_path / "rllib-test"
+    assert "rllib trainer" in report and "vs random" in report
+    for name in ("final.pt", "checkpoints/latest.pt", "checkpoints/trainer_state.pt"):
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "checkpoints").glob("step_*.pt"))
+    assert (run_dir / "checkpoints" / "rllib").is_dir()
+    agent = load(str(run_dir / "final.pt"), game="dice", num_players=2)
+    obs, masks = _observations(2)
+    assert masks[np.arange(len(obs)), agent.act_batch(obs, masks)].all()
+
+
+@pytest.mark.slow
+def test_every_action_rllib_takes_is_legal(local_ray):
+    from agents.trainers.rllib_ppo import build_config, export
+    cfg = load_config("configs/dice-2p-rllib.yaml", SHORT_RUN + ["rllib.num_env_runners=1"])
+    algo = build_config(cfg).build_algo()
+    try:
+        algo.train()  # sampling and a PPO update (the env raises on any illegal action)
+        episodes = algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.sample(num_timesteps=600, random_actions=False),
+            local_env_runner=False)
+        checked = set()
+        for ep in (e for batch in episodes for e in batch):
+            for agent_id, sa in ep.agent_episodes.items():
+                obs, actions = sa.get_observations(), sa.get_actions()
+                masks = np.stack([o["action_mask"] for o in obs[:len(actions)]])
+                assert masks[np.arange(len(actions)), np.asarray(actions)].all()
+                checked.add(ep.module_for(agent_id))
+        assert LEARNER in checked and len(checked) >= 2  # learner and fixed opponents
+        # the exported policy is the learner module the env runners play
+        net = export(algo)
+        runner_weights = algo.env_runner_group.foreach_env_runner(
+            lambda runner: {k: v.detach().cpu() for k, v in
+                            runner.module[LEARNER].net.state_dict().items()},
+            local_env_runner=False)[0]
+        for key, value in net.state_dict().items():
+            assert torch.equal(value, runner_weights[key]), key
+    finally:
+        algo.stop()
