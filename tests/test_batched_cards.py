@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from tqdm import tqdm
 
 import qwinto_env
@@ -22,14 +21,6 @@ from qwinto_env.game import IllegalActionError
 BACKENDS = ["numpy", "torch"]
 PASS = 27
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """torch's thread pool slows down badly on the small shared machine: one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class FixedShuffle:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from tqdm import tqdm
 
 import qwinto_env
@@ -22,15 +21,6 @@ from qwinto_env.game import IllegalActionError
 
 BACKENDS = ["numpy", "torch"]
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small tensors gain nothing from threads, and torch's thread pool slows down badly
-    when the (small, shared) machine is busy: run these tests on one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class FixedDice:

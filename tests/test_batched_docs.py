@@ -4,19 +4,10 @@ import re
 from pathlib import Path
 
 import pytest
-import torch
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "batched.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """torch's thread pool slows down badly on the small shared machine: one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])

@@ -21,18 +21,6 @@ TABLES = [("dice", 1), ("dice", 2), ("dice", 3), ("dice", 6), ("cards", 1), ("ca
           ("cards", 3), ("cards", 4)]
 
 
-@pytest.fixture
-def one_torch_thread():
-    """Train on one thread: on a small shared machine torch's default thread pool spins
-    against the other processes and makes these tiny trainings several times slower."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def make(game="dice", players=2, **kwargs):
     return gymnasium.make("Qwinto-v0", game=game, num_players=players, **kwargs)
 
@@ -352,7 +340,7 @@ def test_sb3_contrib_finds_the_masks_through_wrappers_and_vec_envs():
             venv.close()
 
 
-def test_maskable_ppo_trains_on_the_env(one_torch_thread):
+def test_maskable_ppo_trains_on_the_env():
     from sb3_contrib import MaskablePPO
 
     env = make("dice", 2, opponents="greedy")
@@ -374,7 +362,7 @@ DOC_BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 @pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'")
 @pytest.mark.parametrize("block", DOC_BLOCKS, ids=[f"block{i}" for i in range(len(DOC_BLOCKS))])
-def test_doc_example_runs(block, one_torch_thread):
+def test_doc_example_runs(block):
     exec(compile(block, str(DOC), "exec"), {"__name__": "__main__"})
 
 

@@ -13,15 +13,6 @@ from qwinto_env.game import IllegalActionError
 from qwinto_env.vector import QwintoVecEnv, RandomOpponent, TorchVectorEnv
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small tensors gain nothing from threads, and torch's thread pool slows down badly
-    when the (small, shared) machine is busy: run these tests on one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
 
 def random_masked(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
