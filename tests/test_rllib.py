@@ -251,9 +251,12 @@ def test_every_action_rllib_takes_is_legal(local_ray):
         checked = set()
         for ep in (e for batch in episodes for e in batch):
             for agent_id, sa in ep.agent_episodes.items():
-                obs, actions = sa.get_observations(), sa.get_actions()
-                masks = np.stack([o["action_mask"] for o in obs[:len(actions)]])
-                assert masks[np.arange(len(actions)), np.asarray(actions)].all()
+                obs, actions = sa.get_observations(), np.asarray(sa.get_actions())
+                # numpy-ized episodes hold the Dict observations as a dict of arrays
+                masks = (np.asarray(obs["action_mask"]) if isinstance(obs, dict) else
+                         np.stack([o["action_mask"] for o in obs]))[:len(actions)]
+                assert len(actions) > 0
+                assert masks[np.arange(len(actions)), actions].all()
                 checked.add(ep.module_for(agent_id))
         assert LEARNER in checked and len(checked) >= 2  # learner and fixed opponents
         # the exported policy is the learner module the env runners play
