@@ -57,9 +57,13 @@ class Game(abc.ABC):
 
     def legal_actions(self, seat: int) -> list[int]:
         """Legal actions of ``seat`` now, ascending; never empty."""
+        return list(self.legal_action_lists()[seat])
+
+    def legal_action_lists(self) -> list[list[int]]:
+        """Every seat's legal actions, as cached by the engine: read them, never mutate."""
         if self._legal is None:
             self._legal = [self._compute_legal(s) for s in range(self.num_players)]
-        return list(self._legal[seat])
+        return self._legal
 
     @abc.abstractmethod
     def _compute_legal(self, seat: int) -> list[int]:
@@ -110,7 +114,7 @@ class Game(abc.ABC):
 
     def action_problem(self, seat: int, action: Any) -> str | None:
         """Why ``action`` is not legal for ``seat`` now, or ``None`` when it is."""
-        if type(action) is int and action in self.legal_actions(seat):
+        if type(action) is int and action in self.legal_action_lists()[seat]:
             return None  # the common case, decided without the checks below
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             action = action.item()

@@ -241,9 +241,10 @@ class QwintoParallelEnv(ParallelEnv):
         feats = game.features()
         n_actions = game.num_actions
         obs = {}
+        legal = game.legal_action_lists()
         for seat, agent in enumerate(self.possible_agents):
             mask = np.zeros(n_actions, dtype=np.int8)
-            mask[game.legal_actions(seat)] = 1
+            mask[legal[seat]] = 1
             obs[agent] = {"observation": feats[self._index[seat]], "action_mask": mask}
         return obs
 
