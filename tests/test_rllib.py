@@ -293,3 +293,27 @@ def test_resume_continues_from_the_rllib_checkpoint(local_ray, tmp_path):
     assert second["rllib_lifetime"] > first["rllib_lifetime"]
     data = torch.load(tmp_path / "rllib-test" / "final.pt", weights_only=False)
     assert data["metadata"]["trainer"] == "rllib"
+
+
+@pytest.mark.slow
+def test_train_py_joins_an_existing_cluster(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ray.cluster_utils import Cluster
+    root = Path(__file__).resolve().parents[1]
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2,
+                                                             "include_dashboard": False})
+    try:
+        done = subprocess.run(
+            [sys.executable, str(root / "train.py"), "--config",
+             str(root / "configs" / "dice-2p-rllib.yaml"), "--runs-dir", str(tmp_path),
+             "--no-progress", f"rllib.address={cluster.address}", *SHORT_RUN,
+             "run.total_steps=1000"],
+            capture_output=True, text=True, timeout=300, cwd=root)
+    finally:
+        cluster.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "rllib trainer" in done.stdout
+    assert load(str(tmp_path / "rllib-test" / "final.pt"), game="dice", num_players=2)
