@@ -209,7 +209,7 @@ def test_rllib_config_section_is_validated():
 SHORT_RUN = ["run.name=rllib-test", "run.total_steps=3000", "run.checkpoint_every=2000",
              "rllib.train_batch_size=1000", "rllib.minibatch_size=250",
              "rllib.num_envs_per_env_runner=2", "network.hidden=[64, 64]",
-             "ppo.update_epochs=2", "eval.every=0", "eval.final_games=100",
+             "ppo.update_epochs=2", "eval.every=1000", "eval.games=20", "eval.final_games=100",
              "eval.opponents=[random]", "run.torch_threads=1"]
 
 
@@ -232,6 +232,7 @@ def test_short_training_run_exports_a_loadable_policy(local_ray, tmp_path):
     for name in ("final.pt", "checkpoints/latest.pt", "checkpoints/trainer_state.pt"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "checkpoints").glob("step_*.pt"))
+    assert list((run_dir / "tb").glob("events.*"))  # eval.every and per-update logs
     assert (run_dir / "checkpoints" / "rllib").is_dir()
     agent = load(str(run_dir / "final.pt"), game="dice", num_players=2)
     obs, masks = _observations(2)
