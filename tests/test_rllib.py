@@ -129,7 +129,8 @@ def test_export_round_trip_gives_the_module_logits(tmp_path, features):
     batch = {Columns.OBS: {"observation": torch.as_tensor(obs),
                            "action_mask": torch.as_tensor(masks)}}
     path = tmp_path / "exported.pt"
-    net = export_network(module)
+    net = export_network(module.get_state(), 89, 37, module.model_config)
+    assert net.config == {"hidden": [64, 32], "activation": "relu", "features": features}
     save_checkpoint(path, net, "dice", 2, net.observation_size, net.num_actions,
                     metadata={"trainer": "rllib"})
     agent = load(str(path), game="dice", num_players=2)
@@ -141,6 +142,8 @@ def test_export_round_trip_gives_the_module_logits(tmp_path, features):
     legal = torch.as_tensor(masks) > 0
     assert torch.allclose(logits[legal], masked[legal], atol=1e-6)
     assert torch.allclose(loaded_values, values, atol=1e-6)
+    with pytest.raises(RuntimeError, match="size mismatch"):  # another layout
+        export_network(module.get_state(), 89, 37, {**module.model_config, "hidden": [64, 64]})
     # and the loaded agent plays the module's greedy action
     greedy = masked.argmax(dim=1).numpy()
     assert np.array_equal(agent.act_batch(obs, masks), greedy)
@@ -261,7 +264,7 @@ def test_every_action_rllib_takes_is_legal(local_ray):
                 checked.add(ep.module_for(agent_id))
         assert LEARNER in checked and len(checked) >= 2  # learner and fixed opponents
         # the exported policy is the learner module the env runners play
-        net = export(algo)
+        net = export(algo, cfg)
         runner_weights = algo.env_runner_group.foreach_env_runner(
             lambda runner: {k: v.detach().cpu() for k, v in
                             runner.module[LEARNER].net.state_dict().items()},

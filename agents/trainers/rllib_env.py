@@ -20,7 +20,7 @@ imports this module.
     :class:`agents.policy.PolicyNetwork` (same MLP, same optional sheet features,
     shared torso for policy and value). Illegal actions get logit ``FLOAT_MIN`` before
     RLlib builds the action distribution, so exploration, inference and the PPO loss
-    only ever see legal actions. :func:`export_network` copies its weights into a plain
+    only ever see legal actions. :func:`export_network` turns its weights into a plain
     ``PolicyNetwork`` for the project's checkpoint format.
 
 :class:`AgentModule`
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import gymnasium as gym
 import numpy as np
@@ -227,10 +227,20 @@ def _numpy(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
 
-def export_network(module: MaskedPPOModule) -> PolicyNetwork:
-    """A CPU copy of the module's network, a plain :class:`PolicyNetwork` that
-    :func:`agents.policy.save_checkpoint` writes and ``agents.load`` reads."""
-    src = module.net
-    net = PolicyNetwork(src.observation_size, src.num_actions, **src.config)
-    net.load_state_dict({k: v.detach().cpu().clone() for k, v in src.state_dict().items()})
+def export_network(weights: Mapping[str, Any], observation_size: int, num_actions: int,
+                   network: Mapping[str, Any]) -> PolicyNetwork:
+    """A plain :class:`PolicyNetwork` (CPU) from a :class:`MaskedPPOModule`'s weights.
+
+    ``weights`` is the module's state (``module.get_state()``, or a learner group's
+    ``get_weights()[module_id]``: numpy arrays or tensors under ``net.*``);
+    ``network`` the module's ``model_config`` (``hidden``, ``activation``,
+    ``features``). Loading is strict, so a layout mismatch raises instead of exporting
+    half a network. :func:`agents.policy.save_checkpoint` writes the result and
+    ``agents.load`` reads it.
+    """
+    net = PolicyNetwork(observation_size, num_actions, **dict(network))
+    prefix = "net."
+    state = {k[len(prefix):]: torch.as_tensor(np.asarray(v)).clone()
+             for k, v in weights.items() if k.startswith(prefix)}
+    net.load_state_dict(state)
     return net.eval()

@@ -59,9 +59,8 @@ def opponent_modules(cfg: TrainConfig) -> dict[str, str]:
             for i, (spec, share) in enumerate(cfg.opponents.scripted.items()) if share > 0}
 
 
-def build_config(cfg: TrainConfig, num_env_runners: int | None = None,
-                 num_gpus_per_learner: int = 0):
-    """The ``PPOConfig`` for ``cfg`` (``num_env_runners`` overrides ``rllib.*``)."""
+def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
+    """The ``PPOConfig`` for ``cfg`` (``num_gpus_per_learner``: 1 to learn on a GPU)."""
     _, PPOConfig = _import_ray()
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -82,7 +81,6 @@ def build_config(cfg: TrainConfig, num_env_runners: int | None = None,
     lr: Any = pc.learning_rate
     if pc.anneal_lr:  # RLlib's schedules count env steps; every agent step is one or less
         lr = [[0, pc.learning_rate], [cfg.run.total_steps, pc.learning_rate * 1e-3]]
-    runners = rc.num_env_runners if num_env_runners is None else num_env_runners
     return (
         PPOConfig()
         # RLlib's env checker steps random, unmasked actions, which the env rightly refuses
@@ -90,8 +88,8 @@ def build_config(cfg: TrainConfig, num_env_runners: int | None = None,
             "game": env.game, "num_players": env.num_players, "reward": env.reward,
             "reward_scale": pc.reward_scale})
         .framework("torch")
-        .env_runners(num_env_runners=runners, num_envs_per_env_runner=rc.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=1)
+        .env_runners(num_env_runners=rc.num_env_runners,
+                     num_envs_per_env_runner=rc.num_envs_per_env_runner, num_cpus_per_env_runner=1)
         .learners(num_learners=rc.num_learners, num_gpus_per_learner=num_gpus_per_learner)
         .training(lr=lr, gamma=pc.gamma, lambda_=pc.gae_lambda, clip_param=pc.clip_coef,
                   entropy_coeff=pc.ent_coef, vf_loss_coeff=pc.vf_coef, grad_clip=pc.max_grad_norm,
@@ -125,13 +123,17 @@ def learner_steps(result: dict[str, Any]) -> int:
     return int(result.get(_ENV_RUNNERS, {}).get(_MODULE_STEPS, {}).get(LEARNER, 0))
 
 
-def export(algo: Any) -> PolicyNetwork:
-    """The learner module's current weights as a plain :class:`PolicyNetwork`."""
+def export(algo: Any, cfg: TrainConfig) -> PolicyNetwork:
+    """The learner module's current weights, from the learner group (local or remote
+    learners alike), as a plain :class:`PolicyNetwork`."""
+    from qwinto_env.parallel import parallel_env
+
     from .rllib_env import LEARNER, export_network
-    learner = algo.learner_group._learner  # the local learner (rllib.num_learners 0)
-    # remote learners: their weights reach the env runners after every update
-    module = learner.module[LEARNER] if learner is not None else algo.get_module(LEARNER)
-    return export_network(module)
+    weights = algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+    env = parallel_env(game=cfg.env.game, num_players=cfg.env.num_players)
+    obs_size = env.observation_space(env.possible_agents[0])["observation"].shape[0]
+    return export_network(weights, obs_size, int(env.action_space(env.possible_agents[0]).n),
+                          vars(cfg.network))
 
 
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
@@ -170,7 +172,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                 save(algo, run, step, lifetime)
                 next_ckpt += cfg.run.checkpoint_every
             if next_eval is not None and step >= next_eval and step < cfg.run.total_steps:
-                for spec, summary in run.evaluate(export(algo), cfg.eval.games,
+                for spec, summary in run.evaluate(export(algo, run.cfg), cfg.eval.games,
                                                   seed=cfg.run.seed + step).items():
                     row = learner_row(summary)
                     run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
@@ -187,6 +189,6 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
 def save(algo: Any, run: Run, step: int, lifetime: int) -> PolicyNetwork:
     """The exported policy checkpoint plus RLlib's own (for ``--resume``); the policy."""
     algo.save_to_path(str((run.ckpt_dir / "rllib").resolve()))
-    network = export(algo)
+    network = export(algo, run.cfg)
     run.save(network, step, {"rllib_lifetime": lifetime})
     return network
