@@ -144,9 +144,16 @@ def test_export_round_trip_gives_the_module_logits(tmp_path, features):
     assert torch.allclose(loaded_values, values, atol=1e-6)
     with pytest.raises(RuntimeError, match="size mismatch"):  # another layout
         export_network(module.get_state(), 89, 37, {**module.model_config, "hidden": [64, 64]})
-    # and the loaded agent plays the module's greedy action
+    # and the loaded agent plays the module's greedy action, also as a fixed opponent
     greedy = masked.argmax(dim=1).numpy()
     assert np.array_equal(agent.act_batch(obs, masks), greedy)
+    space = parallel_env(game="dice", num_players=2)
+    opponent = RLModuleSpec(module_class=AgentModule,
+                            observation_space=space.observation_space("player_0"),
+                            action_space=space.action_space("player_0"),
+                            model_config={"spec": str(path), "game": "dice",
+                                          "num_players": 2}).build()
+    assert np.array_equal(opponent.forward_inference(batch)[Columns.ACTIONS], greedy)
 
 
 def test_agent_module_plays_the_loaded_agent():
