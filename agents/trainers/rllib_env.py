@@ -87,18 +87,17 @@ class QwintoMultiAgentEnv(MultiAgentEnv):
         return obs, infos
 
     def step(self, action_dict: dict[str, Any]):
-        actions = {a: self._forced(a) for a in self.agents}
-        actions.update(action_dict)  # an agent without a decision must not send one: the
-        # env then raises on the (illegal) action, which is what a masking bug deserves
+        # the deciding agents' actions replace their forced defaults; an illegal one
+        # raises IllegalActionError in the env, so a masking bug stops the run
+        actions = {a: self._forced(a) for a in self.agents} | dict(action_dict)
         obs, rewards, terms, truncs, infos = self.par_env.step(actions)
         rewards = {a: float(r) for a, r in rewards.items()}
         obs, infos, rewards, done = self._advance(obs, infos, rewards, terms, truncs)
         rewards = {a: r * self.reward_scale for a, r in rewards.items()}
         if done:
             self.agents = []
-            terminateds = {a: True for a in self.possible_agents}
-            return obs, rewards, {**terminateds, "__all__": True}, \
-                {a: False for a in self.possible_agents} | {"__all__": False}, infos
+            return (obs, rewards, dict.fromkeys([*self.possible_agents, "__all__"], True),
+                    dict.fromkeys([*self.possible_agents, "__all__"], False), infos)
         return obs, rewards, {"__all__": False}, {"__all__": False}, infos
 
     def _forced(self, agent: str) -> int:
