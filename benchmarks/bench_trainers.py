@@ -48,6 +48,9 @@ def main() -> None:
     parser.add_argument("--hidden", default="[128, 128]")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    # torch imports its compiler stack lazily on the first optimizer; pay that before timing
+    # so that neither trainer is charged for it.
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     with tempfile.TemporaryDirectory() as root:
         rows = [(t, measure(t, args, root)) for t in ("sb3", "torch")]
     print(f"dice 2p vs random, {args.games} games, rollout 64, network {args.hidden}, "
