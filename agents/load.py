@@ -8,6 +8,10 @@ spec                        agent
 ``"expert"``                :class:`agents.expert.ExpertAgent` (both games)
 a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
                             (format in :mod:`agents.policy`)
+``"pretrained:<name>"``     the same, for a shipped checkpoint (:func:`pretrained_names`)
+``"lookahead:<checkpoint>"``  :class:`agents.lookahead.LookaheadAgent`: a dice
+                            checkpoint (a path or ``pretrained:<name>``) played by
+                            one-roll lookahead on its value head
 ==========================  ===================================================
 
 ``game`` and ``num_players`` say what the agent will play; a checkpoint must match
@@ -35,6 +39,7 @@ __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS"
 #: Where the shipped pretrained checkpoints live (package data).
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED_PREFIX = "pretrained:"
+LOOKAHEAD_PREFIX = "lookahead:"
 
 
 def pretrained_names() -> list[str]:
@@ -94,13 +99,34 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return factory(game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
+    if isinstance(spec, str) and spec.startswith(LOOKAHEAD_PREFIX):
+        inner = spec[len(LOOKAHEAD_PREFIX):]
+        if inner in BUILTIN_AGENTS or inner.startswith(LOOKAHEAD_PREFIX):
+            raise AgentSpecError(f"{spec!r}: the lookahead plays a checkpoint (a path or "
+                                 f"pretrained:<name>), not {inner!r}")
+        from .lookahead import LookaheadAgent
+
+        network, data = _read_checkpoint(inner, game, num_players)
+        agent = LookaheadAgent.from_checkpoint(network, data, **kwargs)
+        agent.name = spec
+        return agent
+    network, _ = _read_checkpoint(spec, game, num_players)
+    from .policy import PolicyAgent
+
+    agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
+    is_pretrained = isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX)
+    agent.name = spec if is_pretrained else os.path.basename(os.fspath(spec))
+    return agent
+
+
+def _read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tuple[Any, dict]:
+    """The network and checkpoint dict of a path or ``pretrained:<name>`` spec, checked
+    against the game and player count."""
     if isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX):
         name = spec[len(PRETRAINED_PREFIX):]
         if name not in pretrained_names():
             raise AgentSpecError(f"no pretrained bot {name!r}; shipped: {pretrained_names()}")
-        agent = load(PRETRAINED_DIR / f"{name}.pt", game=game, num_players=num_players, **kwargs)
-        agent.name = spec
-        return agent
+        spec = PRETRAINED_DIR / f"{name}.pt"
     path = os.fspath(spec)
     looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
     if not looks_like_path:
@@ -108,13 +134,11 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
                              f"{sorted(BUILTIN_AGENTS)} or a path to a checkpoint file")
     if not os.path.isfile(path):
         raise CheckpointNotFoundError(f"checkpoint file {path!r} does not exist")
-    from .policy import CheckpointError, PolicyAgent, load_checkpoint
+    from .policy import CheckpointError, load_checkpoint
 
     network, data = load_checkpoint(path)
     if data["game"] != game or int(data["num_players"]) != num_players:
         raise CheckpointError(f"checkpoint {path!r} is for the {data['game']} game with "
                               f"{data['num_players']} players, not the {game} game with "
                               f"{num_players} players")
-    agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
-    agent.name = os.path.basename(path)
-    return agent
+    return network, data

@@ -1,0 +1,324 @@
+"""One-roll lookahead on a trained value head: a stronger way to play a dice checkpoint.
+
+A :class:`~agents.policy.PolicyNetwork` trained by ``train.py`` with ``env.reward:
+score`` has a value head that estimates ``V(obs) ~ reward_scale * (own points still to
+come)``, discounted by ``gamma`` per engine step. :class:`LookaheadAgent` plays the
+same checkpoint by searching one roll ahead with that value instead of following the
+policy head:
+
+* **Afterstates.** Writing value ``v`` into cell ``c`` (or passing, which is a misthrow
+  for the active player) leads to a known position: the own sheet (and misthrows)
+  updated, the next seat active, phase "choose", no roll. The agent encodes it exactly
+  as the engine's observation would show it (the other seats' sheets are left as they
+  are: their simultaneous entries are unknown) and scores the action by
+  ``Q = reward_scale * (score change by the rules) + gamma * V(afterstate)``, with
+  ``V = 0`` when the afterstate ends the game for this player (two complete rows, or a
+  fourth misthrow).
+* **Entry**: the legal action with the largest ``Q``.
+* **Re-roll decision** (active): keep when ``max_a Q`` for the roll in hand is at least
+  the expectation of ``max_a Q`` over a fresh roll of the same dice.
+* **Dice choice** (active): per colour subset, the exact expectation over its dice-sum
+  distribution of ``max(M(v), E)``, where ``M(v)`` is the best ``Q`` for a roll of
+  ``v`` in those colours and ``E`` the expectation of ``M`` (the re-roll option folded
+  in); the best subset is rolled.
+
+Every afterstate of a decision (for the dice choice all legal ``(cell, value)`` pairs,
+a few hundred) goes through the network in one batched forward pass, and a batch of
+observations is decided at once (``supports_batch``), so the agent also plays inside
+the batched engines. ``lookahead="entry"`` searches at entry only and takes the dice
+choice and re-roll decision from the policy head.
+
+``reward_scale`` and ``gamma`` are read from the checkpoint's training config
+(``metadata["config"]["ppo"]``); a checkpoint trained on another reward (``win``,
+``margin``) has a value head that does not measure points and is refused.
+
+>>> from agents import load
+>>> bot = load("lookahead:pretrained:dice-2p")
+>>> bot.name
+'lookahead:pretrained:dice-2p'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+import torch
+
+from qwinto_env import rules
+from qwinto_env.dice import (COMMON, KEEP, NUM_ACTIONS, PASS, REROLL, ROLL_FIRST, SEAT_BLOCK,
+                             SUBSET_ROWS, observation_size)
+
+from .base import Agent, IllegalMaskError
+from .chance_tables import SUBSET_DISTRIBUTIONS
+from .features import SheetFeatures
+from .load import AgentSpecError
+from .policy import CheckpointError, PolicyNetwork
+
+__all__ = ["LookaheadAgent", "Afterstates", "LOOKAHEAD_MODES", "next_turn", "sheet_scores"]
+
+#: ``"full"``: search the dice choice, the re-roll decision and the entry;
+#: ``"entry"``: search the entry only, the policy head decides the rest.
+LOOKAHEAD_MODES = ("full", "entry")
+
+NC, NV, NR, NF = rules.NUM_CELLS, rules.MAX_VALUE, rules.NUM_ROWS, rules.NUM_FIELDS
+_SUBSETS = 7
+#: ``_SUBSET_HAS_ROW[s - 1, r]``: whether the dice subset with bitmask ``s`` rolls row ``r``.
+_SUBSET_HAS_ROW = torch.tensor([[r in SUBSET_ROWS[s] for r in range(NR)]
+                                for s in range(1, _SUBSETS + 1)])
+#: ``_SUM_PROBS[s - 1, v - 1]``: probability that subset ``s`` rolls the sum ``v``.
+_SUM_PROBS = torch.tensor(SUBSET_DISTRIBUTIONS[1:, 1:], dtype=torch.float32)
+_PENT_CELLS = torch.tensor([cells for cells, _ in rules.PENTAGON_COLUMNS])
+_PENT_SCORED = torch.tensor([pent for _, pent in rules.PENTAGON_COLUMNS])
+#: How many afterstates go through the network at once (bounds memory on big batches).
+_CHUNK = 16384
+
+
+def sheet_scores(cells: torch.Tensor, misthrows: torch.Tensor) -> torch.Tensor:
+    """Scores by the rules of sheets ``(N, 27)`` (ints, 0 = empty) with ``misthrows (N,)``;
+    the batched twin of :func:`qwinto_env.rules.cells_score`."""
+    rows = cells.view(-1, NR, NF)
+    written = rows > 0
+    full = written.all(-1)
+    total = torch.where(full, rows[..., -1], written.sum(-1)).sum(-1)
+    pent_full = (cells[:, _PENT_CELLS] > 0).all(-1)
+    total = total + torch.where(pent_full, cells[:, _PENT_SCORED], 0).sum(-1)
+    return total - rules.MISTHROW_PENALTY * misthrows.clamp(max=rules.MAX_MISTHROWS)
+
+
+def next_turn(obs: torch.Tensor, num_players: int) -> torch.Tensor:
+    """Observations ``(B, obs)`` as the next turn starts with nothing written: the next
+    seat active, phase "choose", no roll, no re-roll; sheets unchanged."""
+    n = num_players
+    out = obs.clone()
+    base = n * SEAT_BLOCK
+    active = obs[:, base:base + n].argmax(1)
+    out[:, base:] = 0.0
+    rows = torch.arange(len(obs))
+    out[rows, base + (active + 1) % n] = 1.0
+    out[:, base + n] = 1.0  # phase one-hot: choose
+    return out
+
+
+class Afterstates(NamedTuple):
+    """The afterstates of a batch of decisions (:meth:`LookaheadAgent.afterstates`).
+
+    Writes, one per allowed ``(observation, cell, value)``: ``index`` (the observation),
+    ``cell``, ``value`` (1..18), ``write_states`` (the observations after the write),
+    ``write_gain`` (score change by the rules), ``write_ends`` (a second complete row
+    ends the game). Passes, one per observation: ``pass_states``, ``pass_gain`` (-5 for
+    the active player's misthrow, else 0), ``pass_ends`` (a fourth misthrow).
+    """
+
+    index: torch.Tensor
+    cell: torch.Tensor
+    value: torch.Tensor
+    write_states: torch.Tensor
+    write_gain: torch.Tensor
+    write_ends: torch.Tensor
+    pass_states: torch.Tensor
+    pass_gain: torch.Tensor
+    pass_ends: torch.Tensor
+
+
+class LookaheadAgent(Agent):
+    """Plays a dice checkpoint by one-roll lookahead on its value head (module docstring).
+
+    Args:
+        network: a :class:`PolicyNetwork` for the dice game with ``num_players`` seats,
+            trained with ``env.reward: score``.
+        reward_scale, gamma: the trainer's ``ppo.reward_scale`` and ``ppo.gamma`` (the
+            units and discount of the value head).
+        lookahead: ``"full"`` or ``"entry"`` (see :data:`LOOKAHEAD_MODES`).
+    """
+
+    name = "lookahead"
+    supports_batch = True
+
+    def __init__(self, network: PolicyNetwork, game: str = "dice", num_players: int = 2,
+                 reward_scale: float = 0.05, gamma: float = 0.999, lookahead: str = "full",
+                 policy_weight: float = 0.0):
+        if game != "dice":
+            raise AgentSpecError(f"the lookahead agent plays the dice game only (it searches "
+                                 f"dice rolls), not the {game!r} game")
+        size = observation_size(num_players)
+        if network.observation_size != size or network.num_actions != NUM_ACTIONS:
+            raise AgentSpecError(
+                f"the network takes {network.observation_size} observations and "
+                f"{network.num_actions} actions; the {num_players}-player dice game has "
+                f"{size} and {NUM_ACTIONS}")
+        if lookahead not in LOOKAHEAD_MODES:
+            raise AgentSpecError(f"unknown lookahead {lookahead!r}; choose one of "
+                                 f"{LOOKAHEAD_MODES}")
+        if not reward_scale > 0 or not 0 <= gamma <= 1:
+            raise AgentSpecError(f"reward_scale must be > 0 and gamma in [0, 1], got "
+                                 f"{reward_scale!r} and {gamma!r}")
+        super().__init__(game, num_players)
+        self.network = network.eval()
+        self.reward_scale, self.gamma = float(reward_scale), float(gamma)
+        self.lookahead = lookahead
+        self.policy_weight = float(policy_weight)
+        self._allowed = SheetFeatures()
+
+    @classmethod
+    def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any],
+                        **kwargs: Any) -> "LookaheadAgent":
+        """Build the agent from a loaded checkpoint (see :func:`agents.policy.load_checkpoint`),
+        taking ``reward_scale`` and ``gamma`` from its training config unless given."""
+        config = (data.get("metadata") or {}).get("config") or {}
+        reward = (config.get("env") or {}).get("reward", "score")
+        if reward != "score":
+            raise CheckpointError(f"checkpoint was trained with env.reward {reward!r}; the "
+                                  f"lookahead needs a value head in points (env.reward 'score')")
+        ppo = config.get("ppo") or {}
+        for key in ("reward_scale", "gamma"):
+            if key in ppo:
+                kwargs.setdefault(key, float(ppo[key]))
+        return cls(network, game=data.get("game", "dice"),
+                   num_players=int(data.get("num_players", 2)), **kwargs)
+
+    # -- deciding --------------------------------------------------------------------
+    def afterstates(self, observations: np.ndarray) -> Afterstates:
+        """Every afterstate the decisions of ``observations (B, obs)`` can lead to (see
+        :class:`Afterstates`): at entry the rolled value in the rolled colours, at the
+        re-roll decision every value in the rolled colours, at the dice choice every
+        value anywhere; only writes the rules allow. Sheets of other seats stay as they
+        are (their simultaneous entries are unknown)."""
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        B, n = len(obs), self.num_players
+        common = n * SEAT_BLOCK + n
+        cells = torch.round(obs[:, :NC] * NV).long()
+        misthrows = torch.round(obs[:, NC:SEAT_BLOCK].sum(1)).long()
+        i_am_active = obs[:, n * SEAT_BLOCK] > 0.5
+        phase = obs[:, common:common + 3].argmax(1)  # 0 choose, 1 re-roll, 2 entry
+        in_colours = (obs[:, common + 3:common + 6] > 0.5)[:, torch.arange(NC) // NF]
+        rolled = obs[:, None, common + 6:common + 6 + NV] > 0.5
+        allowed = self._allowed(obs)[:, obs.shape[1]:obs.shape[1] + NC * NV] \
+            .view(B, NC, NV) > 0.5
+        need = torch.where((phase == 2)[:, None, None], in_colours[:, :, None] & rolled,
+                           torch.where((phase == 1)[:, None, None], in_colours[:, :, None],
+                                       torch.ones_like(allowed)))
+        b, c, v = torch.nonzero(allowed & need, as_tuple=True)
+        k = torch.arange(len(b))
+        base = next_turn(obs, n)
+        before = sheet_scores(cells, misthrows)
+        write_states = base[b]
+        write_states[k, c] = (v + 1).float() / NV
+        new_cells = cells[b]
+        new_cells[k, c] = v + 1
+        write_gain = sheet_scores(new_cells, misthrows[b]) - before[b]
+        write_ends = (new_cells.view(-1, NR, NF) > 0).all(-1).sum(-1) >= rules.FULL_ROWS_TO_END
+        pass_states = base.clone()
+        mark = i_am_active & (misthrows < rules.MAX_MISTHROWS)
+        pass_states[mark.nonzero(as_tuple=True)[0], NC + misthrows[mark]] = 1.0
+        pass_misthrows = misthrows + i_am_active.long()
+        pass_gain = sheet_scores(cells, pass_misthrows) - before
+        pass_ends = pass_misthrows >= rules.MAX_MISTHROWS
+        return Afterstates(b, c, v + 1, write_states, write_gain, write_ends, pass_states,
+                           pass_gain, pass_ends)
+
+    @torch.no_grad()
+    def q_values(self, observations: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """``Q = reward_scale * gain + gamma * V(afterstate)`` (``V = 0`` where the game
+        ends) of every afterstate of :meth:`afterstates`.
+
+        Returns ``(q_write, q_pass)``: ``q_write[b, c, v - 1]`` for writing ``v`` into
+        cell ``c`` (``-inf`` where not allowed or not needed) and ``q_pass[b]`` for
+        writing nothing (a misthrow for the active player).
+        """
+        a = self.afterstates(observations)
+        states = torch.cat([a.write_states, a.pass_states])
+        values = torch.cat([self.network(chunk)[1] for chunk in torch.split(states, _CHUNK)])
+        v_write, v_pass = values[:len(a.cell)], values[len(a.cell):]
+        q_w = self.reward_scale * a.write_gain + self.gamma * v_write.masked_fill(a.write_ends, 0)
+        q_p = self.reward_scale * a.pass_gain + self.gamma * v_pass.masked_fill(a.pass_ends, 0)
+        q_write = torch.full((len(a.pass_states), NC, NV), -torch.inf)
+        q_write[a.index, a.cell, a.value - 1] = q_w
+        return q_write, q_p
+
+    @torch.no_grad()
+    def action_scores(self, observations: np.ndarray, masks: np.ndarray) -> torch.Tensor:
+        """Per observation, a score of every action (``-inf`` for illegal ones); the agent
+        plays the argmax. See the module docstring for what each decision scores."""
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        legal = torch.as_tensor(np.asarray(masks)) > 0
+        if not legal.any(dim=1).all():
+            raise IllegalMaskError("an action mask of the batch has no legal action")
+        B = len(obs)
+        common = self.num_players * SEAT_BLOCK + self.num_players
+        phase = obs[:, common:common + 3].argmax(1)
+        scores = torch.full((B, NUM_ACTIONS), -torch.inf)
+        todo = legal.sum(1) > 1  # a real decision: more than one legal action
+        search = todo & (phase == 2) if self.lookahead == "entry" else todo
+        if self.lookahead == "entry":
+            rolls = todo & (phase < 2)
+            if rolls.any():
+                scores[rolls] = self.network(obs[rolls])[0]
+        idx = search.nonzero(as_tuple=True)[0]
+        if len(idx):
+            scores[idx] = self._search(obs[idx], phase[idx])
+        scores[~todo] = 0.0  # one legal action: the mask below leaves only it
+        return scores.masked_fill(~legal, -torch.inf)
+
+    def _entry_observations(self, obs: torch.Tensor, subset: torch.Tensor,
+                            value: torch.Tensor) -> torch.Tensor:
+        """Observations ``(K, obs)`` as the entry phase shows them once the dice subset
+        ``subset + 1`` rolled ``value + 1`` and was kept (``obs`` already indexed)."""
+        common = self.num_players * SEAT_BLOCK + self.num_players
+        out = obs.clone()
+        out[:, common:] = 0.0
+        out[:, common + 2] = 1.0  # phase one-hot: entry
+        out[:, common + 3:common + 6] = _SUBSET_HAS_ROW[subset].float()
+        out[torch.arange(len(out)), common + 6 + value] = 1.0
+        return out
+
+    def _search(self, obs: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
+        """Lookahead scores ``(B, 37)`` of the decisions of observations ``obs``."""
+        q_write, q_pass = self.q_values(obs.numpy())
+        B = len(obs)
+        common = self.num_players * SEAT_BLOCK + self.num_players
+        colours = obs[:, common + 3:common + 6] > 0.5
+        s_now = (colours.long() * torch.tensor([1, 2, 4])).sum(1).clamp(min=1) - 1
+        v_now = obs[:, common + 6:common + 6 + NV].argmax(1)
+        rows = torch.arange(B)
+        # Q of every entry action (27 writes, pass) after each (subset, value): (B, 7, 18, 28)
+        cell_in = _SUBSET_HAS_ROW[:, torch.arange(NC) // NF]                  # (7, 27)
+        q_entry = torch.where(cell_in[None, :, None, :], q_write.transpose(1, 2)[:, None],
+                              -torch.inf)
+        q_entry = torch.cat([q_entry, q_pass[:, None, None, None].expand(B, _SUBSETS, NV, 1)],
+                            dim=3)
+        prior = torch.zeros_like(q_entry)
+        if self.policy_weight > 0:
+            # the entry the agent itself would make after each roll: Q plus the policy prior
+            need = (phase == 0)[:, None, None] | ((phase > 0)[:, None, None] & (
+                torch.arange(_SUBSETS)[None, :, None] == s_now[:, None, None]) & (
+                (phase == 1)[:, None, None] | (torch.arange(NV)[None, None, :]
+                                               == v_now[:, None, None])))
+            b, s, v = need.nonzero(as_tuple=True)
+            logits = self.network(self._entry_observations(obs[b], s, v))[0][:, :PASS + 1]
+            logits = logits.masked_fill(~torch.isfinite(q_entry[b, s, v]), -torch.inf)
+            prior[b, s, v] = self.policy_weight * torch.log_softmax(logits, dim=1)
+        pick = (q_entry + prior).argmax(3, keepdim=True)
+        best = q_entry.gather(3, pick).squeeze(3)                             # (B, 7, 18)
+        fresh = (best * _SUM_PROBS).sum(2)                                    # (B, 7)
+        with_reroll = (torch.maximum(best, fresh[:, :, None]) * _SUM_PROBS).sum(2)
+        scores = torch.full((B, NUM_ACTIONS), -torch.inf)
+        scores[:, :PASS + 1] = (q_entry + prior)[rows, s_now, v_now]
+        choose, reroll = phase == 0, phase == 1
+        scores[choose, ROLL_FIRST:ROLL_FIRST + _SUBSETS] = with_reroll[choose]
+        scores[reroll, KEEP] = best[rows, s_now, v_now][reroll]
+        scores[reroll, REROLL] = fresh[rows, s_now][reroll]
+        if self.policy_weight > 0:
+            logits = self.network(obs)[0][:, ROLL_FIRST:]
+            rolls = phase < 2
+            scores[rolls, ROLL_FIRST:] += self.policy_weight * torch.log_softmax(
+                logits[rolls].masked_fill(~torch.isfinite(scores[rolls, ROLL_FIRST:]),
+                                          -torch.inf), dim=1)
+        return scores
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        scores = self.action_scores(observations, masks)
+        return scores.argmax(dim=1).numpy().astype(np.int64)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
