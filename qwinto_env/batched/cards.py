@@ -46,10 +46,9 @@ import numpy as np
 
 from .. import cards as single
 from .. import rules
-from ..game import IllegalActionError
-from .backend import Backend, get_backend
+from .base import BatchedGame
 from .dice import DiceStepResult
-from .sheets import NV, PASS, Sheets, check_batch_args, to_backend
+from .sheets import NV, PASS, to_backend
 
 NUM_ACTIONS = single.NUM_ACTIONS
 PLAY, ENTRY, OVER = single.PLAY, single.ENTRY, single.OVER
@@ -139,7 +138,7 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
     }
 
 
-class BatchedCardGame:
+class BatchedCardGame(BatchedGame):
     """``num_games`` independent card games of ``num_players`` seats (1..4), stepped together.
 
     Parameters as :class:`~qwinto_env.batched.BatchedDiceGame`, plus ``empty_pile``
@@ -151,34 +150,28 @@ class BatchedCardGame:
     pass_action = PASS
     #: Steps of one turn: play, entry.
     steps_per_turn = 2
+    max_players = 4
+    rules_name = "card"
 
     def __init__(self, num_games: int, num_players: int = 2, *, backend: str = "numpy",
                  device: Any = None, seed: int | None = None, reward: str | None = None,
                  start_player: int = 0, random_start: bool = False,
                  empty_pile: str = "reshuffle", final_observations: bool = False):
-        reward = check_batch_args(num_games, num_players, 4, "card", reward, start_player)
+        super().__init__(num_games, num_players, backend=backend, device=device, seed=seed,
+                         reward=reward, start_player=start_player, random_start=random_start,
+                         final_observations=final_observations)
         if empty_pile not in single.EMPTY_PILE_RULES:
             raise ValueError(f"unknown empty_pile rule {empty_pile!r}; choose one of "
                              f"{single.EMPTY_PILE_RULES}")
-        self.backend: Backend = get_backend(backend, device)
-        B = self.backend
-        self.num_games = N = int(num_games)
-        self.num_players = P = int(num_players)
-        self.reward_kind = reward
+        B, N, P = self.backend, self.num_games, self.num_players
         self.empty_pile = empty_pile
-        self.start_player = int(start_player)
-        self.random_start = bool(random_start)
-        self.final_observations = bool(final_observations)
         self.obs_size = single.observation_size(P)
         self._active_start = P * single.PUBLIC_BLOCK
         self._hands_start = self._active_start + P
         self._common_start = self._hands_start + P * single.HAND_BLOCK
         self.feature_size = self._common_start + single.COMMON
         self._t = to_backend(B, _numpy_tables(P))
-        self.sheet = Sheets(B, N, P, reward)
-        self._base_game = self.sheet.base_game
         self._games = B.arange(N)
-        self.gen = B.generator(seed)
         self.reset()
 
     # -- state -----------------------------------------------------------------------
@@ -190,14 +183,7 @@ class BatchedCardGame:
         B, N, P = self.backend, self.num_games, self.num_players
         if seed is not None:
             self.gen = B.generator(seed)
-        if start_player is None:
-            active = self._start_seats(N)
-        else:
-            active = B.as_int64(start_player, "start_player")
-            if tuple(active.shape) not in ((), (N,)) or bool(((active < 0) | (active >= P)).any()):
-                raise ValueError(f"start_player must be a seat in 0..{P - 1} or an array of "
-                                 f"{N} such seats, got {start_player!r}")
-            active = active + B.zeros((N,), B.int64)
+        active = self._first_active(start_player)
         if deck is not None:
             deck = B.as_int64(deck, "deck")
             ok = tuple(deck.shape) == (N, DECK)
@@ -219,12 +205,6 @@ class BatchedCardGame:
         self._clear_announcement()
         self.phase = PLAY
         self._legal = None
-
-    def _start_seats(self, k: int) -> Any:
-        B = self.backend
-        if self.random_start:
-            return B.integers(self.gen, 0, self.num_players, (k,), B.int64)
-        return B.zeros((k,), B.int64) + self.start_player
 
     def _deal(self, idx: Any, deck: Any = None) -> None:
         """Deal the games ``idx``: ``deck`` (K, 32), or fresh shuffles from ``gen``."""
@@ -305,10 +285,6 @@ class BatchedCardGame:
         bits = self.backend.unpack_bits(self.legal_bits(), 64)
         return bits.reshape(self.num_games, self.num_players, 128)[..., :NUM_ACTIONS]
 
-    def allowed_values(self) -> Any:
-        """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
-        return self.sheet.allowed_values()
-
     # -- stepping ------------------------------------------------------------------
     def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> DiceStepResult:
         """Apply one joint action per game: ``actions`` (N, P) integers.
@@ -319,12 +295,7 @@ class BatchedCardGame:
         game, seat and action, and nothing changes.
         """
         B, N, P = self.backend, self.num_games, self.num_players
-        a = B.as_int64(actions, "actions")
-        if tuple(a.shape) != (N, P):
-            raise IllegalActionError("the batch", tuple(a.shape),
-                                     f"actions must have shape ({N}, {P}): one per game and seat")
-        if validate:
-            self._check(a)
+        a = self._actions(actions, validate)
         orders = None if chance is None else self._check_chance(chance)
         rewards = B.zeros((N, P), B.float32)
         self._legal = None
@@ -335,21 +306,12 @@ class BatchedCardGame:
                                   B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
         return self._enter(a, rewards, orders)
 
-    def _check(self, a: Any) -> None:
+    def _legal_at(self, actions: Any) -> Any:
+        # Two 64-bit words of legal bits per seat: word a // 64, bit a % 64.
         B = self.backend
-        bad = (a < 0) | (a >= NUM_ACTIONS)
-        safe = B.where(bad, 0, a)
-        words = self.legal_bits().reshape(-1, 2)[B.arange(safe.shape[0] * safe.shape[1]),
-                                                  B.flat(safe >> 6)]
-        bad = bad | (((words.reshape(safe.shape) >> (safe & 63)) & 1) == 0)
-        if B.any(bad):
-            first = int(B.nonzero(B.flat(bad))[0])
-            n, p = divmod(first, self.num_players)
-            action = int(B.flat(a)[first])
-            legal = [x for x in range(NUM_ACTIONS) if int(self.action_masks()[n, p, x])]
-            reason = (f"out of range 0..{NUM_ACTIONS - 1}" if not 0 <= action < NUM_ACTIONS
-                      else f"not legal now (legal: {legal})")
-            raise IllegalActionError(f"game {n} seat {p}", action, reason)
+        words = self.legal_bits().reshape(-1, 2)[B.arange(actions.shape[0] * actions.shape[1]),
+                                                  B.flat(actions >> 6)]
+        return ((words.reshape(actions.shape) >> (actions & 63)) & 1) == 1
 
     def _check_chance(self, chance: Any) -> Any:
         B = self.backend

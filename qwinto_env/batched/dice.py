@@ -66,9 +66,8 @@ import numpy as np
 
 from .. import dice as single
 from .. import rules
-from ..game import IllegalActionError
-from .backend import Backend, get_backend
-from .sheets import Sheets, check_batch_args, to_backend
+from .base import BatchedGame
+from .sheets import to_backend
 
 NUM_ACTIONS = single.NUM_ACTIONS
 PASS = single.PASS
@@ -124,7 +123,7 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
     }
 
 
-class BatchedDiceGame:
+class BatchedDiceGame(BatchedGame):
     """``num_games`` independent dice games of ``num_players`` seats, stepped together.
 
     Parameters
@@ -151,26 +150,19 @@ class BatchedDiceGame:
     pass_action = PASS
     #: Steps of one turn: choose dice, keep or re-roll, entry.
     steps_per_turn = 3
+    max_players = 6
+    rules_name = "dice"
 
     def __init__(self, num_games: int, num_players: int = 2, *, backend: str = "numpy",
                  device: Any = None, seed: int | None = None, reward: str | None = None,
                  start_player: int = 0, random_start: bool = False,
                  final_observations: bool = False):
-        reward = check_batch_args(num_games, num_players, 6, "dice", reward, start_player)
-        self.backend: Backend = get_backend(backend, device)
-        self.num_games = N = int(num_games)
-        self.num_players = P = int(num_players)
-        self.reward_kind = reward
-        self.start_player = int(start_player)
-        self.random_start = bool(random_start)
-        self.final_observations = bool(final_observations)
-        self.obs_size = single.observation_size(P)
+        super().__init__(num_games, num_players, backend=backend, device=device, seed=seed,
+                         reward=reward, start_player=start_player, random_start=random_start,
+                         final_observations=final_observations)
+        self.obs_size = single.observation_size(self.num_players)
         self.feature_size = self.obs_size
-        B = self.backend
-        self._t = to_backend(B, _numpy_tables(P))
-        self.sheet = Sheets(B, N, P, reward)
-        self._base_game = self.sheet.base_game
-        self.gen = B.generator(seed)
+        self._t = to_backend(self.backend, _numpy_tables(self.num_players))
         self.reset()
 
     # -- state -----------------------------------------------------------------------
@@ -180,17 +172,10 @@ class BatchedDiceGame:
         ``seed`` reseeds the generator. ``start_player`` (a seat, or an array of N
         seats) fixes who starts in this reset only; by default the constructor's rule.
         """
-        B, N, P = self.backend, self.num_games, self.num_players
+        B, N = self.backend, self.num_games
         if seed is not None:
             self.gen = B.generator(seed)
-        if start_player is None:
-            active = self._start_seats(N)
-        else:
-            active = B.as_int64(start_player, "start_player")
-            if tuple(active.shape) not in ((), (N,)) or bool(((active < 0) | (active >= P)).any()):
-                raise ValueError(f"start_player must be a seat in 0..{P - 1} or an array of "
-                                 f"{N} such seats, got {start_player!r}")
-            active = active + B.zeros((N,), B.int64)
+        active = self._first_active(start_player)
         self.sheet.reset()
         self.active = active
         self.subset = B.zeros((N,), B.int64)
@@ -199,12 +184,6 @@ class BatchedDiceGame:
         self.turn = B.zeros((N,), B.int32)
         self.phase = CHOOSE
         self._legal = None
-
-    def _start_seats(self, k: int) -> Any:
-        B = self.backend
-        if self.random_start:
-            return B.integers(self.gen, 0, self.num_players, (k,), B.int64)
-        return B.zeros((k,), B.int64) + self.start_player
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
@@ -229,9 +208,8 @@ class BatchedDiceGame:
         """Legal-action masks (N, P, 37) int8, exactly the ParallelEnv's ``action_mask``."""
         return self.backend.unpack_bits(self.legal_bits(), NUM_ACTIONS)
 
-    def allowed_values(self) -> Any:
-        """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
-        return self.sheet.allowed_values()
+    def _legal_at(self, actions: Any) -> Any:
+        return ((self.legal_bits() >> actions) & 1) == 1
 
     # -- stepping ------------------------------------------------------------------
     def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> DiceStepResult:
@@ -244,12 +222,7 @@ class BatchedDiceGame:
         from :meth:`legal_bits`).
         """
         B, N, P = self.backend, self.num_games, self.num_players
-        a = B.as_int64(actions, "actions")
-        if tuple(a.shape) != (N, P):
-            raise IllegalActionError("the batch", tuple(a.shape),
-                                     f"actions must have shape ({N}, {P}): one per game and seat")
-        if validate:
-            self._check(a)
+        a = self._actions(actions, validate)
         faces = None if chance is None else self._check_chance(chance)
         phase = self.phase
         self._legal = None
@@ -269,19 +242,6 @@ class BatchedDiceGame:
         empty = B.zeros((0,), B.int64)
         return DiceStepResult(rewards, B.zeros((N,), B.bool_), empty,
                               B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
-
-    def _check(self, a: Any) -> None:
-        B = self.backend
-        bad = (a < 0) | (a >= NUM_ACTIONS)
-        bad = bad | (((self.legal_bits() >> B.where(bad, 0, a)) & 1) == 0)
-        if B.any(bad):
-            first = int(B.nonzero(B.flat(bad))[0])
-            n, p = divmod(first, self.num_players)
-            action = int(B.flat(a)[first])
-            legal = [x for x in range(NUM_ACTIONS) if int(self.legal_bits()[n, p]) >> x & 1]
-            reason = (f"out of range 0..{NUM_ACTIONS - 1}" if not 0 <= action < NUM_ACTIONS
-                      else f"not legal now (legal: {legal})")
-            raise IllegalActionError(f"game {n} seat {p}", action, reason)
 
     def _check_chance(self, chance: Any) -> Any:
         B = self.backend
