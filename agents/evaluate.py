@@ -248,6 +248,11 @@ BATCHED_RUNNERS["cards"] = functools.partial(_play_batched, "cards")
 
 def _worker(args: tuple) -> dict[str, np.ndarray]:
     specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
+    # One torch thread per worker: several workers each running torch's default thread
+    # count oversubscribe the cores, and torch's threads then mostly wait on each other.
+    import torch
+
+    torch.set_num_threads(1)
     agents = [load(s, game=game_name, num_players=num_players) for s in specs]
     return _play_games(agents, game_name, num_players, game_ids, seat_of, game_seeds,
                        agent_seeds)
