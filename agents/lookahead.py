@@ -54,6 +54,8 @@ import numpy as np
 import torch
 
 from qwinto_env import rules
+from qwinto_env.batched.backend import get_backend
+from qwinto_env.batched.sheets import score_sheets, sheet_tables, to_backend
 from qwinto_env.dice import (KEEP, NUM_ACTIONS, PASS, REROLL, ROLL_FIRST, SEAT_BLOCK,
                              SUBSET_ROWS, observation_size)
 
@@ -76,22 +78,17 @@ _SUBSET_HAS_ROW = torch.tensor([[r in SUBSET_ROWS[s] for r in range(NR)]
                                 for s in range(1, _SUBSETS + 1)])
 #: ``_SUM_PROBS[s - 1, v - 1]``: probability that subset ``s`` rolls the sum ``v``.
 _SUM_PROBS = torch.tensor(SUBSET_DISTRIBUTIONS[1:, 1:], dtype=torch.float32)
-_PENT_CELLS = torch.tensor([cells for cells, _ in rules.PENTAGON_COLUMNS])
-_PENT_SCORED = torch.tensor([pent for _, pent in rules.PENTAGON_COLUMNS])
+_TORCH = get_backend("torch")
+_SHEET_TABLES = to_backend(_TORCH, sheet_tables())
 #: How many afterstates go through the network at once (bounds memory on big batches).
 _CHUNK = 16384
 
 
 def sheet_scores(cells: torch.Tensor, misthrows: torch.Tensor) -> torch.Tensor:
-    """Scores by the rules of sheets ``(N, 27)`` (ints, 0 = empty) with ``misthrows (N,)``;
-    the batched twin of :func:`qwinto_env.rules.cells_score`."""
-    rows = cells.view(-1, NR, NF)
-    written = rows > 0
-    full = written.all(-1)
-    total = torch.where(full, rows[..., -1], written.sum(-1)).sum(-1)
-    pent_full = (cells[:, _PENT_CELLS] > 0).all(-1)
-    total = total + torch.where(pent_full, cells[:, _PENT_SCORED], 0).sum(-1)
-    return total - rules.MISTHROW_PENALTY * misthrows.clamp(max=rules.MAX_MISTHROWS)
+    """Scores by the rules of sheets ``(N, 27)`` (ints, 0 = empty) with ``misthrows (N,)``,
+    by the batched engines' :func:`~qwinto_env.batched.sheets.score_sheets`."""
+    counts = (cells.view(-1, NR, NF) > 0).sum(-1)
+    return score_sheets(_TORCH, _SHEET_TABLES, cells, counts, misthrows)
 
 
 def next_turn(obs: torch.Tensor, num_players: int) -> torch.Tensor:

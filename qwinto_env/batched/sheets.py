@@ -85,6 +85,23 @@ def sheet_tables() -> dict[str, np.ndarray]:
     }
 
 
+def score_sheets(backend: Backend, tables: dict[str, Any], cells: Any, row_count: Any,
+                 misthrows: Any) -> Any:
+    """Scores (...) int64 of sheets by :func:`rules.cells_score`, on ``backend``.
+
+    ``cells`` (..., 27 or more) cell values (0 = empty), ``row_count`` (..., 3 or more)
+    fields written per row, ``misthrows`` (...); ``tables`` from :func:`sheet_tables`.
+    A game ends at its 4th misthrow, so the rules' cap of 4 never binds here.
+    """
+    B, t = backend, tables
+    counts = B.astype(row_count[..., :rules.NUM_ROWS], B.int64)
+    last = B.astype(cells[..., t["row_last"]], B.int64)
+    rows = B.where(counts == rules.NUM_FIELDS, last, counts).sum(-1)
+    complete = (cells[..., t["pent_cols"]] != 0).all(-1)
+    pentagons = (B.astype(cells[..., t["pent_cells"]], B.int64) * complete).sum(-1)
+    return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
+
+
 def to_backend(backend: Backend, tables: dict[str, np.ndarray]) -> dict[str, Any]:
     """numpy tables as arrays of the same dtype on ``backend``'s device."""
     if backend.name == "numpy":
@@ -176,14 +193,7 @@ class Sheets:
     # -- scoring and rewards ---------------------------------------------------------------
     def score_of(self, cells: Any, row_count: Any, misthrows: Any) -> Any:
         """Scores (..., P) int64 of sheets, like :func:`rules.cells_score`."""
-        B, t = self.backend, self.t
-        counts = B.astype(row_count[..., :rules.NUM_ROWS], B.int64)
-        last = B.astype(cells[..., t["row_last"]], B.int64)
-        rows = B.where(counts == rules.NUM_FIELDS, last, counts).sum(-1)
-        complete = (cells[..., t["pent_cols"]] != 0).all(-1)
-        pentagons = (B.astype(cells[..., t["pent_cells"]], B.int64) * complete).sum(-1)
-        # A game ends at its 4th misthrow, so the rules' cap of 4 never binds here.
-        return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
+        return score_sheets(self.backend, self.t, cells, row_count, misthrows)
 
     def current_scores(self) -> Any:
         return self.score_of(self.cells, self.row_count, self.misthrows)
