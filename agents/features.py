@@ -20,41 +20,53 @@ Runs batched on any device, no Python loop per game.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from qwinto_env import rules
 
 FEATURE_SETS = ("raw", "sheet")
 EXTRA_SIZE = {"raw": 0, "sheet": rules.NUM_CELLS * rules.MAX_VALUE + rules.NUM_ROWS * rules.MAX_VALUE}
+_HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are unpacked in two halves
 
 
 class SheetFeatures(nn.Module):
-    """``obs -> concat(obs, allowed-value bits of the own sheet, per-row fits)``."""
+    """``obs -> concat(obs, allowed-value bits of the own sheet, per-row fits)``.
+
+    Works on 18-bit masks (bit ``v - 1`` = value ``v``) rather than on a (cell, value)
+    grid, then unpacks them with a table lookup: broadcast comparisons over the grid
+    were four times slower on CPU.
+    """
 
     def __init__(self) -> None:
         super().__init__()
-        peers = torch.full((rules.NUM_CELLS, 2), rules.NUM_CELLS, dtype=torch.long)
+        # Each cell has at most two column peers; a missing one points at a padding cell.
+        peers = torch.full((2, rules.NUM_CELLS), rules.NUM_CELLS, dtype=torch.long)
         for cell, others in enumerate(rules.CELL_PEERS):
-            peers[cell, :len(others)] = torch.tensor(others, dtype=torch.long)
-        self.register_buffer("peers", peers, persistent=False)  # cell 27 = a dummy 0
-        self.register_buffer("values", torch.arange(1, rules.MAX_VALUE + 1), persistent=False)
+            peers[:len(others), cell] = torch.tensor(others, dtype=torch.long)
+        self.register_buffer("peers", peers, persistent=False)
+        codes = torch.arange(2 ** _HALF)[:, None]
+        self.register_buffer("unpack", ((codes >> torch.arange(_HALF)) & 1).float(),
+                             persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        B = obs.shape[0]
-        cells = torch.round(obs[:, :rules.NUM_CELLS] * rules.MAX_VALUE).long()
+        B, V = obs.shape[0], rules.MAX_VALUE
+        cells = torch.round(obs[:, :rules.NUM_CELLS] * V).int()
         rows = cells.view(B, rules.NUM_ROWS, rules.NUM_FIELDS)
-        left = torch.cummax(rows, dim=2).values  # largest written value up to each field
-        lo = torch.cat([torch.zeros_like(left[:, :, :1]), left[:, :, :-1]], dim=2)
-        above = torch.where(rows > 0, rows, torch.full_like(rows, rules.MAX_VALUE + 1))
+        # A value fits an empty cell when it lies strictly between the largest written
+        # value to its left (lo) and the smallest written value to its right (hi).
+        lo = F.pad(torch.cummax(rows, dim=2).values[:, :, :-1], (1, 0))
+        above = rows.masked_fill(rows == 0, V + 1)
         right = torch.flip(torch.cummin(torch.flip(above, [2]), dim=2).values, [2])
-        hi = torch.cat([right[:, :, 1:], torch.full_like(right[:, :, :1], rules.MAX_VALUE + 1)],
-                       dim=2)
-        v = self.values
-        allowed = (lo[..., None] < v) & (v < hi[..., None]) & (rows == 0)[..., None]
-        allowed = allowed.view(B, rules.NUM_CELLS, rules.MAX_VALUE)
-        padded = torch.cat([cells, torch.zeros_like(cells[:, :1])], dim=1)
-        clash = (padded[:, self.peers][..., None] == v).any(dim=2)
-        allowed = allowed & ~clash
-        row_fits = allowed.view(B, rules.NUM_ROWS, rules.NUM_FIELDS, rules.MAX_VALUE).any(dim=2)
-        return torch.cat([obs, allowed.flatten(1).to(obs.dtype), row_fits.flatten(1).to(obs.dtype)],
-                         dim=1)
+        hi = F.pad(right[:, :, 1:], (0, 1), value=V + 1).masked_fill(rows > 0, 0)
+        between = ((1 << hi) - (2 << lo)).clamp_min(0).view(B, rules.NUM_CELLS)  # bits lo+1..hi-1
+        written = F.pad(1 << cells, (0, 1), value=1)  # an empty cell sets bit 0, never allowed
+        allowed = (between & ~(written[:, self.peers[0]] | written[:, self.peers[1]])) >> 1
+        per_row = allowed.view(B, rules.NUM_ROWS, rules.NUM_FIELDS)
+        fits = per_row[:, :, 0]
+        for field in range(1, rules.NUM_FIELDS):
+            fits = fits | per_row[:, :, field]
+        masks = torch.cat([allowed, fits], dim=1)
+        bits = F.embedding(torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2),
+                           self.unpack)
+        return torch.cat([obs, bits.flatten(1).to(obs.dtype)], dim=1)

@@ -77,9 +77,26 @@ class PolicyNetwork(nn.Module):
         self.config = {"hidden": [int(h) for h in hidden], "activation": activation,
                        "features": features}
 
+    @property
+    def input_size(self) -> int:
+        """Length of :meth:`encode`'s rows: the observation and its derived features."""
+        return self.observation_size + EXTRA_SIZE[self.config["features"]]
+
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(B, A)`` and values ``(B,)`` for observations ``(B, obs)``."""
-        z = self.torso(self.features(obs))
+        return self.forward_encoded(self.encode(obs))
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """The torso's input ``(B, input_size)``: the observations and their features.
+
+        The features have no parameters, so a trainer can encode a rollout once and
+        reuse it for every epoch of updates (:meth:`forward_encoded`).
+        """
+        return self.features(obs)
+
+    def forward_encoded(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` on rows that :meth:`encode` made."""
+        z = self.torso(inputs)
         return self.policy_head(z), self.value_head(z).squeeze(-1)
 
 

@@ -21,12 +21,18 @@ from agents.trainers.config import load_config
 from agents.trainers.run import Run
 
 
+ROLLOUT = 64
+
+
 def measure(trainer: str, args: argparse.Namespace, root: str) -> float:
+    # Both trainers collect whole rollouts, so time a whole number of them.
+    batch = ROLLOUT * args.games
+    steps = -(-args.steps // batch) * batch
     cfg = load_config(None, [
         f"run.name={trainer}", f"run.trainer={trainer}", f"run.device={args.device}",
-        f"run.total_steps={args.steps}", f"run.checkpoint_every={10 * args.steps}",
+        f"run.total_steps={steps}", f"run.checkpoint_every={10 * steps}",
         f"env.num_games={args.games}", f"network.hidden={args.hidden}",
-        "ppo.rollout_steps=64", "ppo.update_epochs=2", "ppo.num_minibatches=8",
+        f"ppo.rollout_steps={ROLLOUT}", "ppo.update_epochs=2", "ppo.num_minibatches=8",
         "opponents.self_play=0", "opponents.snapshots=0", "opponents.scripted={random: 1}",
         "eval.every=0", "imitation.games=0"])
     run = Run(cfg, root=root)
@@ -38,7 +44,7 @@ def measure(trainer: str, args: argparse.Namespace, root: str) -> float:
     train(cfg, run, progress=False)
     seconds = time.perf_counter() - start
     run.close()
-    return args.steps / seconds
+    return steps / seconds
 
 
 def main() -> None:
@@ -53,7 +59,7 @@ def main() -> None:
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     with tempfile.TemporaryDirectory() as root:
         rows = [(t, measure(t, args, root)) for t in ("sb3", "torch")]
-    print(f"dice 2p vs random, {args.games} games, rollout 64, network {args.hidden}, "
+    print(f"dice 2p vs random, {args.games} games, rollout {ROLLOUT}, network {args.hidden}, "
           f"device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{'trainer':<26} {'steps/s':>10}")
     for name, sps in rows:

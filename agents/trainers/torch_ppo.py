@@ -6,6 +6,10 @@ preallocated tensors, compute GAE advantages, then a few epochs of clipped-objec
 minibatch updates. Illegal actions are masked out of the logits (sampling, log-probs
 and entropy all see only legal actions).
 
+The rollout stores the network's encoded inputs (observation and sheet features, see
+:meth:`~agents.policy.PolicyNetwork.encode`), so the updates do not derive the features
+again in every epoch.
+
 Learner streams: every game slot of the batch is either a self-play game (the learner
 plays every seat, parameters shared) or an opponent game (the learner plays one seat,
 an opponent from :class:`~agents.trainers.pool.OpponentPool` all others, redrawn when
@@ -41,9 +45,10 @@ def make_engine(cfg: TrainConfig, device: torch.device) -> Any:
                                        random_start=True)
 
 
-def masked_logits(network: PolicyNetwork, obs: torch.Tensor,
+def masked_logits(network: PolicyNetwork, inputs: torch.Tensor,
                   mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    logits, value = network(obs)
+    """Logits with illegal actions masked out, and values, for encoded ``inputs``."""
+    logits, value = network.forward_encoded(inputs)
     return logits.masked_fill(~mask, MASKED), value
 
 
@@ -88,7 +93,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     if n_opp:
         opponent_of[N - n_opp:] = torch.as_tensor(pool.draw(n_opp), device=device)
 
-    obs_buf = torch.zeros(T, S, engine.obs_size, device=device)
+    input_buf = torch.zeros(T, S, net.input_size, device=device)
     mask_buf = torch.zeros(T, S, A, dtype=torch.bool, device=device)
     act_buf = torch.zeros(T, S, dtype=torch.long, device=device)
     logp_buf = torch.zeros(T, S, device=device)
@@ -113,7 +118,8 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         for t in range(T):
             obs, masks = engine.observations(), engine.action_masks() > 0
             with torch.no_grad():
-                logits, value = masked_logits(net, obs[learner], masks[learner])
+                inputs = net.encode(obs[learner])
+                logits, value = masked_logits(net, inputs, masks[learner])
                 gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
                 action = (logits + gumbel).argmax(dim=1)
                 logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
@@ -121,8 +127,8 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
             joint[learner] = action
             _opponents_act(pool, joint, obs, masks, learner, opponent_of)
             out = engine.step(joint, validate=False)
-            obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t], val_buf[t] = \
-                obs[learner], masks[learner], action, logp, value
+            input_buf[t], mask_buf[t], act_buf[t], logp_buf[t], val_buf[t] = \
+                inputs, masks[learner], action, logp, value
             rew_buf[t] = out.rewards[learner] * pc.reward_scale
             end_buf[t] = out.terminated[:, None].expand(N, P)[learner].float()
             if len(out.done_index):
@@ -135,7 +141,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         # -- advantages (GAE) ---------------------------------------------------------------
         with torch.no_grad():
             next_obs, next_masks = engine.observations(), engine.action_masks() > 0
-            _, next_value = masked_logits(net, next_obs[learner], next_masks[learner])
+            _, next_value = masked_logits(net, net.encode(next_obs[learner]), next_masks[learner])
             adv = torch.zeros_like(rew_buf)
             last = torch.zeros(S, device=device)
             for t in reversed(range(T)):
@@ -146,7 +152,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                 adv[t] = last
             returns = adv + val_buf
         # -- update ---------------------------------------------------------------------
-        stats = _update(net, optimizer, pc, obs_buf.reshape(batch, -1), mask_buf.reshape(batch, A),
+        stats = _update(net, optimizer, pc, input_buf.reshape(batch, -1), mask_buf.reshape(batch, A),
                         act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1),
                         returns.reshape(-1), val_buf.reshape(-1), minibatch)
         sps = batch / (time.perf_counter() - tick)
@@ -207,19 +213,19 @@ def _record_episodes(out: Any, learner: torch.Tensor, opponent_of: torch.Tensor,
         wins.extend(((own > best_other).float() + 0.5 * (own == best_other).float()).tolist())
 
 
-def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, obs: torch.Tensor,
+def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, inputs: torch.Tensor,
             masks: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor,
             advantages: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor,
             minibatch: int) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout; mean losses for the logs."""
-    batch = obs.shape[0]
+    batch = inputs.shape[0]
     sums = {"loss/policy": 0.0, "loss/value": 0.0, "loss/entropy": 0.0, "loss/approx_kl": 0.0}
     count = 0
     for _ in range(pc.update_epochs):
-        order = torch.randperm(batch, device=obs.device)
+        order = torch.randperm(batch, device=inputs.device)
         for start in range(0, batch, minibatch):
             idx = order[start:start + minibatch]
-            logits, value = masked_logits(net, obs[idx], masks[idx])
+            logits, value = masked_logits(net, inputs[idx], masks[idx])
             logp_all = torch.log_softmax(logits, dim=1)
             logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
