@@ -219,7 +219,9 @@ def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, input
             minibatch: int) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout; mean losses for the logs."""
     batch = inputs.shape[0]
-    sums = {"loss/policy": 0.0, "loss/value": 0.0, "loss/entropy": 0.0, "loss/approx_kl": 0.0}
+    # Summed on the device and read once at the end: a read per minibatch would make a
+    # GPU wait for every step.
+    sums = torch.zeros(4, device=inputs.device)
     count = 0
     for _ in range(pc.update_epochs):
         order = torch.randperm(batch, device=inputs.device)
@@ -243,9 +245,8 @@ def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, input
             torch.nn.utils.clip_grad_norm_(net.parameters(), pc.max_grad_norm)
             optimizer.step()
             with torch.no_grad():
-                sums["loss/approx_kl"] += float(((ratio - 1) - log_ratio).mean())
-                sums["loss/policy"] += float(policy_loss)
-                sums["loss/value"] += float(value_loss)
-                sums["loss/entropy"] += float(entropy)
+                sums += torch.stack([policy_loss, value_loss, entropy,
+                                     ((ratio - 1) - log_ratio).mean()])
             count += 1
-    return {k: v / count for k, v in sums.items()}
+    means = (sums / count).tolist()
+    return dict(zip(("loss/policy", "loss/value", "loss/entropy", "loss/approx_kl"), means))
