@@ -44,3 +44,13 @@ def test_network_with_features_round_trips_its_config():
     clone.load_state_dict(net.state_dict())
     obs = torch.rand(5, 89)
     assert torch.equal(net(obs)[0], clone(obs)[0])
+
+
+def test_encoded_forward_equals_forward_for_both_feature_sets():
+    obs = torch.rand(6, 89)
+    for features in ("raw", "sheet"):
+        net = PolicyNetwork(89, 37, hidden=[8], features=features)
+        inputs = net.encode(obs)
+        assert inputs.shape == (6, net.input_size)
+        for a, b in zip(net(obs), net.forward_encoded(inputs)):
+            assert torch.equal(a, b)
