@@ -15,6 +15,12 @@ size   content (appended after the observation)
 =====  ==================================================================================
 
 Runs batched on any device, no Python loop per game.
+
+The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compact form:
+:meth:`SheetFeatures.encode` keeps each mask as two 9-bit codes (60 numbers instead of
+540 bits) and :meth:`SheetFeatures.expand` unpacks them. A trainer stores the compact
+rows of a rollout (a quarter of the memory; the minibatch gathers move a quarter of the
+bytes) and expands each minibatch when it needs it. ``forward`` is ``expand(encode(obs))``.
 """
 
 from __future__ import annotations
@@ -25,9 +31,23 @@ from torch import nn
 
 from qwinto_env import rules
 
-FEATURE_SETS = ("raw", "sheet")
-EXTRA_SIZE = {"raw": 0, "sheet": rules.NUM_CELLS * rules.MAX_VALUE + rules.NUM_ROWS * rules.MAX_VALUE}
-_HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are unpacked in two halves
+_MASKS = rules.NUM_CELLS + rules.NUM_ROWS
+_HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are coded in two halves
+EXTRA_SIZE = {"raw": 0, "sheet": _MASKS * rules.MAX_VALUE}  # columns forward() appends
+CODE_SIZE = {"raw": 0, "sheet": _MASKS * 2}                 # columns encode() appends
+
+
+class RawFeatures(nn.Module):
+    """The observation as it is (``features="raw"``); same interface as SheetFeatures."""
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs
+
+    def expand(self, encoded: torch.Tensor) -> torch.Tensor:
+        return encoded
 
 
 class SheetFeatures(nn.Module):
@@ -50,6 +70,23 @@ class SheetFeatures(nn.Module):
                              persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.cat([obs, self._unpack(self._codes(obs), obs.dtype)], dim=1)
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, obs + 60)``: the observation, then the masks' 9-bit codes as numbers
+        (exact in any float type)."""
+        return torch.cat([obs, self._codes(obs).to(obs.dtype)], dim=1)
+
+    def expand(self, encoded: torch.Tensor) -> torch.Tensor:
+        """What :meth:`forward` returns, from rows that :meth:`encode` made."""
+        obs, codes = encoded[:, :-CODE_SIZE["sheet"]], encoded[:, -CODE_SIZE["sheet"]:]
+        return torch.cat([obs, self._unpack(codes.long(), obs.dtype)], dim=1)
+
+    def _unpack(self, codes: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return F.embedding(codes, self.unpack).flatten(1).to(dtype)
+
+    def _codes(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, 60)`` int64: per cell then per row, the low and high 9 bits of its mask."""
         B, V = obs.shape[0], rules.MAX_VALUE
         cells = torch.round(obs[:, :rules.NUM_CELLS] * V).int()
         rows = cells.view(B, rules.NUM_ROWS, rules.NUM_FIELDS)
@@ -66,7 +103,9 @@ class SheetFeatures(nn.Module):
         fits = per_row[:, :, 0]
         for field in range(1, rules.NUM_FIELDS):
             fits = fits | per_row[:, :, field]
-        masks = torch.cat([allowed, fits], dim=1)
-        bits = F.embedding(torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2),
-                           self.unpack)
-        return torch.cat([obs, bits.flatten(1).to(obs.dtype)], dim=1)
+        masks = torch.cat([allowed, fits], dim=1).long()
+        return torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2).flatten(1)
+
+
+FEATURES: dict[str, type[nn.Module]] = {"raw": RawFeatures, "sheet": SheetFeatures}
+FEATURE_SETS = tuple(FEATURES)

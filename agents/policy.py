@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .base import Agent, IllegalMaskError
-from .features import EXTRA_SIZE, FEATURE_SETS, SheetFeatures
+from .features import CODE_SIZE, EXTRA_SIZE, FEATURE_SETS, FEATURES
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
@@ -65,7 +65,7 @@ class PolicyNetwork(nn.Module):
         if features not in FEATURE_SETS:
             raise ValueError(f"unknown features {features!r}; choose one of {FEATURE_SETS}")
         self.observation_size, self.num_actions = int(observation_size), int(num_actions)
-        self.features = SheetFeatures() if features == "sheet" else nn.Identity()
+        self.features = FEATURES[features]()
         layers: list[nn.Module] = []
         size = observation_size + EXTRA_SIZE[features]
         for h in hidden:
@@ -79,24 +79,27 @@ class PolicyNetwork(nn.Module):
 
     @property
     def input_size(self) -> int:
-        """Length of :meth:`encode`'s rows: the observation and its derived features."""
-        return self.observation_size + EXTRA_SIZE[self.config["features"]]
+        """Length of :meth:`encode`'s rows (the torso takes ``expand``-ed, longer rows)."""
+        return self.observation_size + CODE_SIZE[self.config["features"]]
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(B, A)`` and values ``(B,)`` for observations ``(B, obs)``."""
-        return self.forward_encoded(self.encode(obs))
+        return self._heads(self.torso(self.features(obs)))
 
     def encode(self, obs: torch.Tensor) -> torch.Tensor:
-        """The torso's input ``(B, input_size)``: the observations and their features.
+        """Compact rows ``(B, input_size)`` that determine the torso's input.
 
         The features have no parameters, so a trainer can encode a rollout once and
-        reuse it for every epoch of updates (:meth:`forward_encoded`).
+        reuse it for every epoch of updates (:meth:`forward_encoded`); the compact form
+        (see :mod:`agents.features`) keeps that store small.
         """
-        return self.features(obs)
+        return self.features.encode(obs)
 
     def forward_encoded(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` on rows that :meth:`encode` made."""
-        z = self.torso(inputs)
+        return self._heads(self.torso(self.features.expand(inputs)))
+
+    def _heads(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.policy_head(z), self.value_head(z).squeeze(-1)
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from hypothesis import given, settings, strategies as st
 
-from agents.features import EXTRA_SIZE, SheetFeatures
+from agents.features import CODE_SIZE, EXTRA_SIZE, SheetFeatures
 from agents.policy import PolicyNetwork
 from qwinto_env import rules
 
@@ -26,7 +26,11 @@ def sheets(draw):
 def test_sheet_features_match_the_rules(batch, tail):
     obs = np.zeros((len(batch), 27 + tail), dtype=np.float32)
     obs[:, :27] = np.array(batch) / 18
-    out = SheetFeatures()(torch.as_tensor(obs)).numpy()
+    features = SheetFeatures()
+    out = features(torch.as_tensor(obs)).numpy()
+    encoded = features.encode(torch.as_tensor(obs))
+    assert encoded.shape == (len(batch), 27 + tail + CODE_SIZE["sheet"])
+    assert np.array_equal(features.expand(encoded).numpy(), out)
     assert out.shape == (len(batch), 27 + tail + EXTRA_SIZE["sheet"])
     assert np.array_equal(out[:, :27 + tail], obs)
     for b, cells in enumerate(batch):

@@ -170,7 +170,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 
     def _embed(self, batch: dict[str, Any]) -> torch.Tensor:
         obs = batch[Columns.OBS]["observation"]
-        return self.net.torso(self.net.encode(obs.float()))
+        return self.net.torso(self.net.features(obs.float()))
 
     @staticmethod
     def _masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from qwinto_env.vector import QwintoVecEnv
 
-from ..features import EXTRA_SIZE, SheetFeatures
+from ..features import EXTRA_SIZE, FEATURES
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .pool import OpponentPool
@@ -61,7 +61,7 @@ class _Features(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: Any, features: str):
         super().__init__(observation_space, observation_space.shape[0] + EXTRA_SIZE[features])
-        self.transform = SheetFeatures() if features == "sheet" else nn.Identity()
+        self.transform = FEATURES[features]()
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.transform(observations)
