@@ -4,6 +4,7 @@
     python train.py --config configs/dice-4p.yaml --device cuda
     python train.py run.total_steps=500000 ppo.learning_rate=1e-4   # override single fields
     python train.py --resume                          # continue runs/<name>/ after an interruption
+    python train.py run.init_from=pretrained:dice-2p imitation.games=0   # start from a checkpoint
 
 The run goes to ``runs/<run.name>/`` (config, checkpoints that ``agents.load`` accepts,
 TensorBoard logs, the final evaluation table). Every config field is documented in

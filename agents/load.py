@@ -106,11 +106,11 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
                                  f"pretrained:<name>), not {inner!r}")
         from .lookahead import LookaheadAgent
 
-        network, data = _read_checkpoint(inner, game, num_players)
+        network, data = read_checkpoint(inner, game, num_players)
         agent = LookaheadAgent.from_checkpoint(network, data, **kwargs)
         agent.name = spec
         return agent
-    network, _ = _read_checkpoint(spec, game, num_players)
+    network, _ = read_checkpoint(spec, game, num_players)
     from .policy import PolicyAgent
 
     agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
@@ -119,9 +119,9 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     return agent
 
 
-def _read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tuple[Any, dict]:
+def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tuple[Any, dict]:
     """The network and checkpoint dict of a path or ``pretrained:<name>`` spec, checked
-    against the game and player count."""
+    against the game and player count (what ``load`` plays; trainers start from it too)."""
     if isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX):
         name = spec[len(PRETRAINED_PREFIX):]
         if name not in pretrained_names():

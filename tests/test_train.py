@@ -49,6 +49,7 @@ def test_default_yaml_matches_the_dataclass_defaults():
     ("opponents.scripted={random: -1}", "opponents.scripted.random must be >= 0"),
     ("optimizer.lr=1", "unknown config field 'optimizer'"),
     ("nonsense", "must look like section.field=value"),
+    ("run.init_from=x.pt", "set imitation.games: 0"),
 ])
 def test_bad_overrides_name_the_field(override, message):
     extra = ["env.game=cards"] if "cards" in message else []
@@ -136,6 +137,34 @@ def test_resume_continues_from_the_last_checkpoint(tmp_path):
         from agents.trainers.run import Run
         Run(load_config(None, [*TINY, "run.name=r", "network.hidden=[8]"]), root=tmp_path,
             resume=True).load_state()
+
+
+def test_init_from_starts_from_a_checkpoint_and_rejects_a_mismatch(tmp_path, capsys):
+    from agents.policy import PolicyNetwork
+    from agents.trainers.run import init_network
+    assert run_train(tmp_path, "run.name=a", *TINY) == 0
+    source = tmp_path / "a" / "final.pt"
+    cfg = load_config(None, [*TINY, f"run.init_from={source}"])
+    net = PolicyNetwork(89, 37, **vars(cfg.network))
+    init_network(net, cfg)
+    saved = torch.load(source, weights_only=True)["state_dict"]
+    assert all(torch.equal(v, saved[k]) for k, v in net.state_dict().items())
+    # another network, a missing file, another game: clear errors, the network untouched
+    wide = PolicyNetwork(89, 37, hidden=[32], features="sheet")
+    before = {k: v.clone() for k, v in wide.state_dict().items()}
+    for overrides, message in [(["network.hidden=[32]"], "holds the network"),
+                               ([f"run.init_from={tmp_path / 'nope.pt'}"], "does not exist")]:
+        with pytest.raises(ConfigError, match="run.init_from"):
+            init_network(wide, load_config(None, [*TINY, f"run.init_from={source}", *overrides]))
+        assert all(torch.equal(v, before[k]) for k, v in wide.state_dict().items())
+    assert run_train(tmp_path, "run.name=c", *TINY, "env.game=cards",
+                     f"run.init_from={source}") == 2
+    assert "is for the dice game" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="supported by the torch trainer"):
+        load_config(None, [*TINY, "run.trainer=sb3", f"run.init_from={source}"])
+    # a run started from the checkpoint trains on from it
+    assert run_train(tmp_path, "run.name=b", *TINY, f"run.init_from={source}") == 0
+    checkpoint_plays(tmp_path / "b" / "final.pt")
 
 
 def test_resume_without_a_run_is_a_clear_error(tmp_path, capsys):

@@ -36,6 +36,9 @@ class RunConfig:
     total_steps: int = 3_000_000       # learner steps to train on (all seats it plays)
     checkpoint_every: int = 1_000_000    # learner steps between checkpoints
     torch_threads: int = 0             # torch CPU threads; 0 = torch's default
+    init_from: str = ""                # torch trainer: start from this checkpoint's network
+                                       # (a path or pretrained:<name>; same network config)
+                                       # instead of an imitation warm start; "" = fresh
 
 
 @dataclass
@@ -153,6 +156,12 @@ class TrainConfig:
             raise ConfigError("imitation (imitation.games > 0) is a warm start of the torch "
                               f"trainer; set imitation.games: 0 for the {self.run.trainer} "
                               "trainer")
+        if self.run.init_from and self.run.trainer != "torch":
+            raise ConfigError(f"run.init_from is supported by the torch trainer, not by the "
+                              f"{self.run.trainer} trainer")
+        if self.run.init_from and self.imitation.games:
+            raise ConfigError("run.init_from and imitation.games are two ways to start a run; "
+                              "set imitation.games: 0 to start from run.init_from")
         if self.run.trainer == "rllib":
             self._validate_rllib()
         if self.env.reward == "win" and self.env.num_players == 1:

@@ -22,7 +22,30 @@ import torch
 
 from ..evaluate import format_table, play
 from ..policy import PolicyAgent, PolicyNetwork, save_checkpoint
-from .config import TrainConfig, save_config
+from .config import ConfigError, TrainConfig, save_config
+
+
+def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
+    """Copy the parameters of the checkpoint ``cfg.run.init_from`` into ``net``.
+
+    Raises :class:`ConfigError` naming the field and the reason when the checkpoint is
+    missing, corrupt, for another game or player count, or holds another network than the
+    config describes (width, activation, features); ``net`` is unchanged then.
+    """
+    from ..load import AgentSpecError, read_checkpoint
+    from ..policy import CheckpointError
+
+    try:
+        source, _ = read_checkpoint(cfg.run.init_from, cfg.env.game, cfg.env.num_players)
+    except (AgentSpecError, CheckpointError) as exc:
+        raise ConfigError(f"run.init_from: {exc}") from exc
+    ours = (net.observation_size, net.num_actions, net.config)
+    theirs = (source.observation_size, source.num_actions, source.config)
+    if ours != theirs:
+        raise ConfigError(f"run.init_from {cfg.run.init_from!r} holds the network "
+                          f"{theirs[2]} for {theirs[0]} inputs and {theirs[1]} actions; the "
+                          f"config asks for {ours[2]} for {ours[0]} and {ours[1]}")
+    net.load_state_dict(source.state_dict())
 
 
 class ResumeError(ValueError):

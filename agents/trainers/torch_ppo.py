@@ -33,7 +33,7 @@ from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .imitation import collect, pretrain
 from .pool import OpponentPool
-from .run import Run, learner_row
+from .run import Run, init_network, learner_row
 
 MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term exactly 0
 
@@ -85,7 +85,9 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         pool.load_state_dict(state["pool"], net)
         step = start_step = state["step"]
     else:
-        if cfg.imitation.games:
+        if cfg.run.init_from:
+            init_network(net, cfg)
+        elif cfg.imitation.games:
             demos = collect(cfg, progress)
             run.log(0, pretrain(net, demos, cfg, device, progress))
         if n_opp and cfg.opponents.snapshots > 0:
