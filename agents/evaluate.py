@@ -40,11 +40,12 @@ decision at a time; a seat whose mask has a single legal action (nothing to deci
 plays it without calling its agent. ``engine="batched"`` plays all games at once on the
 batched engine (``qwinto_env.batched``: ``BatchedDiceGame``, ``BatchedCardGame``;
 numpy backend), asking
-each agent once per step for all its seats (``act_batch``); it needs agents that
-``supports_batch`` (``random``, checkpoints) and a game registered in
-``BATCHED_RUNNERS``. ``engine="auto"`` (default) picks the batched engine when it can.
-The two engines draw their dice from different generators, so a seed reproduces a
-table on the same engine only.
+each agent once per step for all its seats (``act_batch``); an agent that does not
+``supports_batch`` (``greedy``, ``expert``) is asked row by row, and, as on the single
+engine, only where it has a real decision. ``engine="auto"`` (default) picks the batched
+engine when every agent ``supports_batch`` (``random``, checkpoints). The two engines
+draw their dice from different generators, so a seed reproduces a table on the same
+engine only.
 """
 
 from __future__ import annotations
@@ -215,7 +216,16 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
             actions = np.empty((n, P), dtype=np.int64)
             for e, agent in enumerate(agents):
                 g, s = where[e]
-                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s])
+                if agent.supports_batch:
+                    actions[g, s] = agent.act_batch(obs[g, s], masks[g, s])
+                    continue
+                # A per-row agent is asked only for real decisions of unfinished games;
+                # elsewhere any legal action does (the first).
+                forced = masks[g, s].argmax(axis=1)
+                ask = ((masks[g, s] > 0).sum(axis=1) > 1) & ~finished
+                if ask.any():
+                    forced[ask] = agent.act_batch(obs[g[ask], s[ask]], masks[g[ask], s[ask]])
+                actions[g, s] = forced
             result = engine.step(actions)
             done = np.asarray(result.done_index)
             if done.size == 0:
@@ -295,14 +305,12 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
     from tqdm import tqdm
 
     runner = BATCHED_RUNNERS.get(game)
-    batchable = runner is not None and all(a.supports_batch for a in objs)
-    if engine == "batched" and not batchable:
-        raise EvaluationError(
-            f"the batched engine needs a batched {game} runner and agents that support "
-            f"batches; not batchable: "
-            f"{[n for n, a in zip(names, objs) if not a.supports_batch] or 'the game'}")
+    if engine == "batched" and runner is None:
+        raise EvaluationError(f"the {game} game has no batched engine runner")
+    use_batched = engine == "batched" or (
+        engine == "auto" and runner is not None and all(a.supports_batch for a in objs))
     start = time.perf_counter()
-    if batchable and engine != "single":
+    if use_batched:
         with tqdm(total=games, desc=f"{game} {num_players}p batched", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
             out = runner(objs, num_players, seat_of, seed, agent_seeds, bar.update)

@@ -9,7 +9,7 @@ import pytest
 
 from agents.evaluate import (EvaluationError, Results, bradley_terry, format_table, main,
                              pairwise_wins, play, ranks, seating, summarise, win_shares)
-from agents.scripted import RandomAgent
+from agents.scripted import GreedyAgent, RandomAgent
 from qwinto_env.view import decode
 
 
@@ -185,5 +185,35 @@ def test_batched_engine_with_a_checkpoint(tmp_path):
     res = play([str(tmp_path / "p.pt"), "random", "random"], num_players=3, games=30,
                seed=0, progress=False)
     assert res.entrants[0].endswith("p.pt") and res.games == 30
-    with pytest.raises(EvaluationError, match="not batchable: \\['expert'\\]"):
-        play(["expert", "random"], games=2, engine="batched")
+
+
+class DecisionSpy(GreedyAgent):
+    """Greedy play, one decision at a time; records the masks it was asked about."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.asked = []
+
+    def act(self, observation, action_mask):
+        self.asked.append(int(action_mask.sum()))
+        return super().act(observation, action_mask)
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_batched_engine_asks_a_per_row_agent_only_real_decisions(game):
+    kw = dict(game=game, games=60, seed=3, progress=False)
+    spy = DecisionSpy(game=game)
+    res = play([spy, "random"], engine="batched", **kw)
+    assert spy.asked and min(spy.asked) > 1           # never a forced move
+    assert ((res.misthrows.max(1) == 4) | (res.full_rows.max(1) >= 2)).all()
+    again = play([DecisionSpy(game=game), "random"], engine="batched", **kw)
+    assert (again.score == res.score).all()          # seeded
+    # auto keeps the single engine for a per-row agent (its documented seeds)
+    auto = play(["greedy", "random"], **kw)
+    single = play(["greedy", "random"], engine="single", **kw)
+    assert (auto.score == single.score).all()
+    # the greedy bot's games on either engine: same strength within noise
+    many = dict(kw, games=600)
+    b = play(["greedy", "random"], engine="batched", **many).score[:, 0]
+    s1 = play(["greedy", "random"], engine="single", **many).score[:, 0]
+    assert abs(b.mean() - s1.mean()) < 5 * math.sqrt(b.var() / b.size + s1.var() / s1.size)
