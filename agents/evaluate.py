@@ -221,11 +221,12 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
                     continue
                 # A per-row agent is asked only for real decisions of unfinished games;
                 # elsewhere any legal action does (the first).
-                forced = masks[g, s].argmax(axis=1)
-                ask = ((masks[g, s] > 0).sum(axis=1) > 1) & ~finished
+                mask = masks[g, s]
+                chosen = mask.argmax(axis=1)
+                ask = ((mask > 0).sum(axis=1) > 1) & ~finished
                 if ask.any():
-                    forced[ask] = agent.act_batch(obs[g[ask], s[ask]], masks[g[ask], s[ask]])
-                actions[g, s] = forced
+                    chosen[ask] = agent.act_batch(obs[g[ask], s[ask]], mask[ask])
+                actions[g, s] = chosen
             result = engine.step(actions)
             done = np.asarray(result.done_index)
             if done.size == 0:

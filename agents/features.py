@@ -19,8 +19,9 @@ Runs batched on any device, no Python loop per game.
 The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compact form:
 :meth:`SheetFeatures.encode` keeps each mask as two 9-bit codes (60 numbers instead of
 540 bits) and :meth:`SheetFeatures.expand` unpacks them. A trainer stores the compact
-rows of a rollout (a quarter of the memory; the minibatch gathers move a quarter of the
-bytes) and expands each minibatch when it needs it. ``forward`` is ``expand(encode(obs))``.
+rows of a rollout (a quarter of the memory, which is what bounds a GPU run's batch) and
+expands each minibatch when it needs it; on a CPU that unpacking costs about 0.5 ms more
+per 2,048 rows than gathering full rows would. ``forward`` equals ``expand(encode(obs))``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from typing import Any
 import torch
 
 from ..evaluate import format_table, play
-from ..policy import PolicyAgent, PolicyNetwork, save_checkpoint
+from ..load import AgentSpecError, read_checkpoint
+from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
 from .config import ConfigError, TrainConfig, save_config
 
 
@@ -32,9 +33,6 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     missing, corrupt, for another game or player count, or holds another network than the
     config describes (width, activation, features); ``net`` is unchanged then.
     """
-    from ..load import AgentSpecError, read_checkpoint
-    from ..policy import CheckpointError
-
     try:
         source, _ = read_checkpoint(cfg.run.init_from, cfg.env.game, cfg.env.num_players)
     except (AgentSpecError, CheckpointError) as exc:
