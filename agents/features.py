@@ -14,6 +14,25 @@ size   content (appended after the observation)
        in that colour would allow; drives dice choice and misthrow risk)
 =====  ==================================================================================
 
+:class:`PlayFeatures` (``features="cards"``, card game only) adds what each play of the
+card game would announce, the information the ``expert`` chooses its play by: per play
+action ``28..87`` (60 actions, in action order), its value and which announced rows it
+would let me, or another seat, write in (computed from the own hand and the stack tops
+of the observation, as :func:`qwinto_env.cards.play_result` does):
+
+=====  ==================================================================================
+size   content (appended after the sheet features)
+=====  ==================================================================================
+180    per play action and row: 1 when the play announces that row's colour and a value
+       1..18 that fits somewhere in my row
+180    the same for any other seat's row (what the play gives away)
+60     per play action: the announced value / 18
+=====  ==================================================================================
+
+All 420 are 0 outside the play phase and for plays the hand does not allow (an empty
+slot, a double play of two different values); they describe my hand's plays whether or
+not I am the active player.
+
 Runs batched on any device, no Python loop per game.
 
 The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compact form:
@@ -22,6 +41,10 @@ The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compa
 rows of a rollout (a quarter of the memory, which is what bounds a GPU run's batch) and
 expands each minibatch when it needs it; on a CPU that unpacking costs about 0.5 ms more
 per 2,048 rows than gathering full rows would. ``forward`` equals ``expand(encode(obs))``.
+:class:`PlayFeatures` codes each play's 6 row bits as one number and keeps its value.
+
+Every feature set is built from the observation size (``FEATURES[name](observation_size)``)
+and tells how many columns it appends (``extra_size``) and encodes (``code_size``).
 """
 
 from __future__ import annotations
@@ -30,16 +53,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from qwinto_env import rules
+from qwinto_env import cards, rules
 
 _MASKS = rules.NUM_CELLS + rules.NUM_ROWS
 _HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are coded in two halves
-EXTRA_SIZE = {"raw": 0, "sheet": _MASKS * rules.MAX_VALUE}  # columns forward() appends
-CODE_SIZE = {"raw": 0, "sheet": _MASKS * 2}                 # columns encode() appends
+_SHEET_CODES = _MASKS * 2
 
 
 class RawFeatures(nn.Module):
     """The observation as it is (``features="raw"``); same interface as SheetFeatures."""
+
+    extra_size = 0  # columns forward() appends
+    code_size = 0   # columns encode() appends
+
+    def __init__(self, observation_size: int = 0) -> None:
+        super().__init__()
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return obs
@@ -59,7 +87,10 @@ class SheetFeatures(nn.Module):
     were four times slower on CPU.
     """
 
-    def __init__(self) -> None:
+    extra_size = _MASKS * rules.MAX_VALUE
+    code_size = _SHEET_CODES
+
+    def __init__(self, observation_size: int = 0) -> None:
         super().__init__()
         # Each cell has at most two column peers; a missing one points at a padding cell.
         peers = torch.full((2, rules.NUM_CELLS), rules.NUM_CELLS, dtype=torch.long)
@@ -80,7 +111,7 @@ class SheetFeatures(nn.Module):
 
     def expand(self, encoded: torch.Tensor) -> torch.Tensor:
         """What :meth:`forward` returns, from rows that :meth:`encode` made."""
-        obs, codes = encoded[:, :-CODE_SIZE["sheet"]], encoded[:, -CODE_SIZE["sheet"]:]
+        obs, codes = encoded[:, :-_SHEET_CODES], encoded[:, -_SHEET_CODES:]
         return torch.cat([obs, self._unpack(codes.long(), obs.dtype)], dim=1)
 
     def _unpack(self, codes: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -88,8 +119,14 @@ class SheetFeatures(nn.Module):
 
     def _codes(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 60)`` int64: per cell then per row, the low and high 9 bits of its mask."""
-        B, V = obs.shape[0], rules.MAX_VALUE
-        cells = torch.round(obs[:, :rules.NUM_CELLS] * V).int()
+        masks = self._masks(obs[:, :rules.NUM_CELLS])
+        return torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2).flatten(1)
+
+    def _masks(self, sheet: torch.Tensor) -> torch.Tensor:
+        """``(B, 30)`` int64 18-bit masks of the values each cell, then each row, of the
+        sheet ``(B, 27)`` (value / 18 per cell) allows."""
+        B, V = sheet.shape[0], rules.MAX_VALUE
+        cells = torch.round(sheet * V).int()
         rows = cells.view(B, rules.NUM_ROWS, rules.NUM_FIELDS)
         # A value fits an empty cell when it lies strictly between the largest written
         # value to its left (lo) and the smallest written value to its right (hi).
@@ -104,9 +141,100 @@ class SheetFeatures(nn.Module):
         fits = per_row[:, :, 0]
         for field in range(1, rules.NUM_FIELDS):
             fits = fits | per_row[:, :, field]
-        masks = torch.cat([allowed, fits], dim=1).long()
-        return torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2).flatten(1)
+        return torch.cat([allowed, fits], dim=1).long()
 
 
-FEATURES: dict[str, type[nn.Module]] = {"raw": RawFeatures, "sheet": SheetFeatures}
+_PLAYS = len(cards.PLAYS)   # 60 play actions, 28..87
+_PLAY_BITS = 2 * rules.NUM_ROWS  # per play: my rows, then the other seats' rows
+
+
+class PlayFeatures(SheetFeatures):
+    """``features="cards"``: the sheet features plus what each card play would announce.
+
+    The observation must be a card game's (size ``33 * players + 149``); the layout of
+    :mod:`qwinto_env.cards` locates the sheets, the own hand, the phase and the tops.
+    """
+
+    extra_size = SheetFeatures.extra_size + _PLAYS * (_PLAY_BITS + 1)
+    code_size = SheetFeatures.code_size + 2 * _PLAYS
+
+    def __init__(self, observation_size: int = 0) -> None:
+        super().__init__()
+        players, rest = divmod(observation_size - cards.COMMON - cards.HAND_BLOCK,
+                               cards.PUBLIC_BLOCK + 1)
+        if rest or not 1 <= players <= 4:
+            raise ValueError(f"features 'cards' need a card-game observation "
+                             f"(33 * players + 149 long), got size {observation_size}")
+        self.players = players
+        self.hand_start = players * (cards.PUBLIC_BLOCK + 1)
+        self.phase_start = self.hand_start + cards.HAND_BLOCK + cards.C_PHASE
+        # Each play counts three cards of the seven I see: hand slots 0-2, tops 3-6.
+        counted = torch.zeros(_PLAYS, 3, dtype=torch.long)
+        double = torch.zeros(_PLAYS, dtype=torch.bool)
+        for k, (slots, stacks) in enumerate(cards.PLAYS.values()):
+            if len(slots) == 1:
+                counted[k] = torch.tensor([slots[0], *(3 + n for n in cards.NEIGHBOURS[stacks[0]])])
+            else:
+                top = cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
+                counted[k] = torch.tensor([slots[0], slots[1], 3 + top])
+                double[k] = True
+        self.register_buffer("counted", counted, persistent=False)
+        self.register_buffer("is_double", double, persistent=False)
+        self.register_buffer("card_values", torch.tensor(cards.CARD_VALUES, dtype=torch.float32),
+                             persistent=False)
+        codes = torch.arange(2 ** _PLAY_BITS)[:, None]
+        self.register_buffer("unpack_play", ((codes >> torch.arange(_PLAY_BITS)) & 1).float(),
+                             persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.expand(self.encode(obs))
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """The sheet features' compact rows, then per play its 6 row bits as one number
+        and its value / 18."""
+        bits, values = self._plays(obs)
+        code = (bits.long() << torch.arange(_PLAY_BITS, device=obs.device)).sum(dim=2)
+        return torch.cat([super().encode(obs), code.to(obs.dtype), values], dim=1)
+
+    def expand(self, encoded: torch.Tensor) -> torch.Tensor:
+        sheet, code, values = (encoded[:, :-2 * _PLAYS], encoded[:, -2 * _PLAYS:-_PLAYS],
+                               encoded[:, -_PLAYS:])
+        bits = F.embedding(code.long(), self.unpack_play).flatten(1).to(encoded.dtype)
+        return torch.cat([super().expand(sheet), bits, values], dim=1)
+
+    def _plays(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(B, 60, 6)`` bool row bits (mine, then anyone else's) and ``(B, 60)`` values
+        / 18 of every play; zero outside the play phase and for impossible plays."""
+        B, CF = obs.shape[0], cards.CARD_FEATS
+        tops_start = self.phase_start + (cards.C_TOPS - cards.C_PHASE)
+        seen = torch.cat([obs[:, self.hand_start:self.hand_start + cards.HAND_BLOCK],
+                          obs[:, tops_start:tops_start + cards.NUM_STACKS * CF]], dim=1)
+        seen = seen.view(B, 3 + cards.NUM_STACKS, CF)
+        present = seen[:, :, :cards.NUM_COLOURS].sum(dim=2) > 0.5  # an empty hand slot is 0
+        value = seen[:, :, cards.NUM_COLOURS:] @ self.card_values   # (B, 7)
+        colour = seen[:, :, :rules.NUM_ROWS] > 0.5                  # grey is no row
+        v = value[:, self.counted]                                  # (B, 60, 3)
+        total = v.sum(dim=2).round().long()
+        possible = present[:, self.counted].all(dim=2) \
+            & (~self.is_double | (v[:, :, 0] == v[:, :, 1]))
+        possible &= (obs[:, self.phase_start] > 0.5)[:, None]      # play phase only
+        rows = colour[:, self.counted].any(dim=2) & possible[:, :, None]  # (B, 60, 3)
+        writable = (total >= 1) & (total <= rules.MAX_VALUE)
+        bit = (total - 1).clamp(0, rules.MAX_VALUE - 1)
+        fits = []
+        for seat in range(self.players):
+            start = seat * cards.PUBLIC_BLOCK
+            row_masks = self._masks(obs[:, start:start + rules.NUM_CELLS])[:, rules.NUM_CELLS:]
+            fits.append((row_masks[:, None, :] >> bit[:, :, None]) & 1 > 0)  # (B, 60, 3)
+        mine = fits[0] & rows & writable[:, :, None]
+        others = torch.zeros_like(mine)
+        for seat_fits in fits[1:]:
+            others |= seat_fits
+        others &= rows & writable[:, :, None]
+        values = torch.where(possible, total.to(obs.dtype) / rules.MAX_VALUE, 0.0)
+        return torch.cat([mine, others], dim=2), values.to(obs.dtype)
+
+
+FEATURES: dict[str, type[nn.Module]] = {"raw": RawFeatures, "sheet": SheetFeatures,
+                                        "cards": PlayFeatures}
 FEATURE_SETS = tuple(FEATURES)

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .base import Agent, IllegalMaskError
-from .features import CODE_SIZE, EXTRA_SIZE, FEATURE_SETS, FEATURES
+from .features import FEATURE_SETS, FEATURES
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
@@ -52,7 +52,8 @@ class PolicyNetwork(nn.Module):
     """An MLP torso with a policy head (logits) and a value head.
 
     ``features="sheet"`` first appends the rule-derived features of
-    :mod:`agents.features` to the observation (``"raw"``: the observation as it is).
+    :mod:`agents.features` to the observation, ``"cards"`` (card game) those and what each
+    play would announce (``"raw"``: the observation as it is).
     """
 
     def __init__(self, observation_size: int, num_actions: int,
@@ -65,9 +66,9 @@ class PolicyNetwork(nn.Module):
         if features not in FEATURE_SETS:
             raise ValueError(f"unknown features {features!r}; choose one of {FEATURE_SETS}")
         self.observation_size, self.num_actions = int(observation_size), int(num_actions)
-        self.features = FEATURES[features]()
+        self.features = FEATURES[features](self.observation_size)
         layers: list[nn.Module] = []
-        size = observation_size + EXTRA_SIZE[features]
+        size = self.observation_size + self.features.extra_size
         for h in hidden:
             layers += [nn.Linear(size, int(h)), _ACTIVATIONS[activation]()]
             size = int(h)
@@ -80,7 +81,7 @@ class PolicyNetwork(nn.Module):
     @property
     def input_size(self) -> int:
         """Length of :meth:`encode`'s rows (the torso takes ``expand``-ed, longer rows)."""
-        return self.observation_size + CODE_SIZE[self.config["features"]]
+        return self.observation_size + self.features.code_size
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(B, A)`` and values ``(B,)`` for observations ``(B, obs)``."""

@@ -4,9 +4,14 @@ import numpy as np
 import torch
 from hypothesis import given, settings, strategies as st
 
-from agents.features import CODE_SIZE, EXTRA_SIZE, SheetFeatures
+import pytest
+
+from agents.features import PlayFeatures, SheetFeatures
 from agents.policy import PolicyNetwork
-from qwinto_env import rules
+from agents.trainers.config import ConfigError, load_config
+from qwinto_env import cards, rules
+from qwinto_env.cards import CardGame
+from qwinto_env.view import decode_cards
 
 
 @st.composite
@@ -29,9 +34,9 @@ def test_sheet_features_match_the_rules(batch, tail):
     features = SheetFeatures()
     out = features(torch.as_tensor(obs)).numpy()
     encoded = features.encode(torch.as_tensor(obs))
-    assert encoded.shape == (len(batch), 27 + tail + CODE_SIZE["sheet"])
+    assert encoded.shape == (len(batch), 27 + tail + features.code_size)
     assert np.array_equal(features.expand(encoded).numpy(), out)
-    assert out.shape == (len(batch), 27 + tail + EXTRA_SIZE["sheet"])
+    assert out.shape == (len(batch), 27 + tail + features.extra_size)
     assert np.array_equal(out[:, :27 + tail], obs)
     for b, cells in enumerate(batch):
         allowed = rules.cells_allowed_values(cells)
@@ -50,11 +55,77 @@ def test_network_with_features_round_trips_its_config():
     assert torch.equal(net(obs)[0], clone(obs)[0])
 
 
-def test_encoded_forward_equals_forward_for_both_feature_sets():
-    obs = torch.rand(6, 89)
-    for features in ("raw", "sheet"):
-        net = PolicyNetwork(89, 37, hidden=[8], features=features)
+def test_encoded_forward_equals_forward_for_every_feature_set():
+    cases = [("raw", 89, torch.rand(6, 89)), ("sheet", 89, torch.rand(6, 89)),
+             ("cards", 215, _card_observations(6))]
+    for features, size, obs in cases:
+        net = PolicyNetwork(size, 37, hidden=[8], features=features)
         inputs = net.encode(obs)
         assert inputs.shape == (6, net.input_size)
         for a, b in zip(net(obs), net.forward_encoded(inputs)):
             assert torch.equal(a, b)
+
+
+def _card_observations(n: int, players: int = 2, seed: int = 0) -> torch.Tensor:
+    """Observations of seat 0 along one random card game (play and entry phases)."""
+    game, rng, out = CardGame(num_players=players), np.random.default_rng(seed), []
+    game.reset(seed=seed)
+    while len(out) < n:
+        if game.done:
+            game.reset(seed=int(rng.integers(1 << 30)))
+        out.append(game.features()[game.observation_index(0)])
+        game.step([int(rng.choice(game.legal_actions(s))) for s in range(players)])
+    return torch.as_tensor(np.array(out, dtype=np.float32))
+
+
+def _fits(cells, value: int, row: int) -> bool:
+    allowed = rules.cells_allowed_values([int(c) for c in cells])
+    return any(allowed[row * 9 + f] >> value & 1 for f in range(9))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2 ** 31 - 1), st.integers(0, 200))
+def test_play_features_match_what_each_play_announces(players, seed, moves):
+    """Per play the hand allows (whoever is active): its value and the rows it lets me, or
+    anyone else, write in, as cards.play_result and the writing rules say; zero for
+    impossible plays and outside the play phase."""
+    game, rng = CardGame(num_players=players), np.random.default_rng(seed)
+    game.reset(seed=seed)
+    for _ in range(moves):
+        if game.done:
+            break
+        game.step([int(rng.choice(game.legal_actions(s))) for s in range(players)])
+    feats = game.features()
+    obs = np.array([feats[game.observation_index(s)] for s in range(players)], np.float32)
+    features = PlayFeatures(obs.shape[1])
+    out = features(torch.as_tensor(obs))
+    assert torch.equal(features.expand(features.encode(torch.as_tensor(obs))), out)
+    assert out.shape == (players, obs.shape[1] + features.extra_size)
+    tail = out[:, obs.shape[1] + SheetFeatures.extra_size:].numpy()
+    for seat in range(players):
+        bits, values = tail[seat, :360].reshape(60, 6), tail[seat, 360:]
+        view = decode_cards(obs[seat])
+        for k, (action, (slots, _)) in enumerate(cards.PLAYS.items()):
+            held = [view.hand[s] for s in slots if s < len(view.hand)]
+            possible = len(held) == len(slots) and len({cards.CARD_VALUE[c] for c in held}) == 1
+            if view.phase == cards.PLAY and view.active == 0:
+                assert possible == (action in game.legal_actions(seat))
+            if view.phase != cards.PLAY or not possible:
+                assert values[k] == 0 and not bits[k].any()
+                continue
+            value, colours = cards.play_result(view.hand, view.tops, action)
+            assert values[k] == pytest.approx(value / 18)
+            for row in range(3):
+                announced = bool(colours >> row & 1) and 1 <= value <= 18
+                mine = announced and _fits(view.cells[0], value, row)
+                others = announced and any(_fits(view.cells[s], value, row)
+                                           for s in range(1, players))
+                assert (bits[k, row], bits[k, 3 + row]) == (mine, others)
+
+
+def test_play_features_need_a_card_game_observation():
+    with pytest.raises(ValueError, match="card-game observation"):
+        PolicyNetwork(89, 37, features="cards")
+    with pytest.raises(ConfigError, match="network.features"):
+        load_config(None, ["network.features=cards"])
+    assert load_config(None, ["env.game=cards", "network.features=cards"]).network.features == "cards"

@@ -93,18 +93,22 @@ def checkpoint_plays(path, game="dice", players=2):
         obs, *_ = env.step(actions)
 
 
-@pytest.mark.parametrize("trainer", ["torch", "sb3"])
-def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer):
-    assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY) == 0
+@pytest.mark.parametrize("trainer, game", [("torch", "dice"), ("sb3", "dice"),
+                                           ("torch", "cards"), ("sb3", "cards")])
+def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game):
+    # the card game with its own feature set (what each play announces)
+    extra = ["env.game=cards", "network.features=cards"] if game == "cards" else []
+    assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY, *extra) == 0
     out = capsys.readouterr().out
     assert "learner vs random" in out and "win rate" in out
     run_dir = tmp_path / "tiny"
     assert (run_dir / "config.yaml").is_file() and (run_dir / "evaluation.txt").is_file()
     assert list((run_dir / "tb").iterdir())
     assert len(list((run_dir / "checkpoints").glob("step_*.pt"))) >= 2
-    checkpoint_plays(run_dir / "final.pt")
+    checkpoint_plays(run_dir / "final.pt", game=game)
     data = torch.load(run_dir / "final.pt", weights_only=True)
     assert data["metadata"]["trainer"] == trainer
+    assert data["network"]["features"] == ("cards" if game == "cards" else "sheet")
 
 
 def test_imitation_warm_start_learns_the_demonstrator(tmp_path):

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from qwinto_env.vector import QwintoVecEnv
 
-from ..features import EXTRA_SIZE, FEATURES
+from ..features import FEATURES
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .pool import OpponentPool
@@ -60,8 +60,10 @@ class _Features(BaseFeaturesExtractor):
     """``network.features`` as an SB3 features extractor (no parameters)."""
 
     def __init__(self, observation_space: Any, features: str):
-        super().__init__(observation_space, observation_space.shape[0] + EXTRA_SIZE[features])
-        self.transform = FEATURES[features]()
+        size = observation_space.shape[0]
+        transform = FEATURES[features](size)
+        super().__init__(observation_space, size + transform.extra_size)
+        self.transform = transform
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.transform(observations)
