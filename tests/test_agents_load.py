@@ -3,11 +3,14 @@
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from agents import AgentSpecError, CheckpointNotFoundError, load
 from agents.expert import ExpertAgent
+from agents.load import PRETRAINED_DIR, pretrained_names
 from agents.policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
 from agents.scripted import GreedyAgent, RandomAgent
+from qwinto_env import parallel_env
 from qwinto_env.cards import observation_size as cards_obs_size
 from qwinto_env.dice import DiceGame, observation_size
 
@@ -124,3 +127,23 @@ def test_bad_game_or_player_count():
         load("random", game="cards", num_players=5)
     with pytest.raises(AgentSpecError, match="1..6 for the dice game, got 0"):
         load("expert", num_players=0)
+
+
+@pytest.mark.parametrize("name", pretrained_names())
+def test_every_shipped_bot_plays_legal_moves_with_its_shipped_config(name):
+    """Each pretrained checkpoint loads for its game, plays a whole game legally, and the
+    resolved training config shipped beside it describes its network."""
+    path = PRETRAINED_DIR / f"{name}.pt"
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    config = yaml.safe_load((PRETRAINED_DIR / f"{name}.yaml").read_text())
+    assert (data["game"], data["num_players"]) == (config["env"]["game"],
+                                                    config["env"]["num_players"])
+    assert data["network"] == config["network"]
+    assert (PRETRAINED_DIR / f"{name}.txt").read_text().startswith(f"# pretrained:{name}")
+    agent = load(f"pretrained:{name}", game=data["game"], num_players=data["num_players"])
+    env = parallel_env(game=data["game"], num_players=data["num_players"])
+    obs, _ = env.reset(seed=3)
+    while env.agents:
+        actions = {a: agent.act(obs[a]["observation"], obs[a]["action_mask"]) for a in env.agents}
+        assert all(obs[a]["action_mask"][act] == 1 for a, act in actions.items())
+        obs, *_ = env.step(actions)
