@@ -119,7 +119,10 @@ class SheetFeatures(nn.Module):
 
     def _codes(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 60)`` int64: per cell then per row, the low and high 9 bits of its mask."""
-        masks = self._masks(obs[:, :rules.NUM_CELLS])
+        return self._halves(self._masks(obs[:, :rules.NUM_CELLS]))
+
+    @staticmethod
+    def _halves(masks: torch.Tensor) -> torch.Tensor:
         return torch.stack([masks & (2 ** _HALF - 1), masks >> _HALF], dim=2).flatten(1)
 
     def _masks(self, sheet: torch.Tensor) -> torch.Tensor:
@@ -158,7 +161,7 @@ class PlayFeatures(SheetFeatures):
     extra_size = SheetFeatures.extra_size + _PLAYS * (_PLAY_BITS + 1)
     code_size = SheetFeatures.code_size + 2 * _PLAYS
 
-    def __init__(self, observation_size: int = 0) -> None:
+    def __init__(self, observation_size: int) -> None:
         super().__init__()
         players, rest = divmod(observation_size - cards.COMMON - cards.HAND_BLOCK,
                                cards.PUBLIC_BLOCK + 1)
@@ -192,9 +195,12 @@ class PlayFeatures(SheetFeatures):
     def encode(self, obs: torch.Tensor) -> torch.Tensor:
         """The sheet features' compact rows, then per play its 6 row bits as one number
         and its value / 18."""
-        bits, values = self._plays(obs)
+        starts = range(0, self.players * cards.PUBLIC_BLOCK, cards.PUBLIC_BLOCK)
+        masks = [self._masks(obs[:, s:s + rules.NUM_CELLS]) for s in starts]  # mine first
+        bits, values = self._plays(obs, [m[:, rules.NUM_CELLS:] for m in masks])
         code = (bits.long() << torch.arange(_PLAY_BITS, device=obs.device)).sum(dim=2)
-        return torch.cat([super().encode(obs), code.to(obs.dtype), values], dim=1)
+        return torch.cat([obs, self._halves(masks[0]).to(obs.dtype), code.to(obs.dtype), values],
+                         dim=1)
 
     def expand(self, encoded: torch.Tensor) -> torch.Tensor:
         sheet, code, values = (encoded[:, :-2 * _PLAYS], encoded[:, -2 * _PLAYS:-_PLAYS],
@@ -202,9 +208,11 @@ class PlayFeatures(SheetFeatures):
         bits = F.embedding(code.long(), self.unpack_play).flatten(1).to(encoded.dtype)
         return torch.cat([super().expand(sheet), bits, values], dim=1)
 
-    def _plays(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _plays(self, obs: torch.Tensor,
+               row_masks: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """``(B, 60, 6)`` bool row bits (mine, then anyone else's) and ``(B, 60)`` values
-        / 18 of every play; zero outside the play phase and for impossible plays."""
+        / 18 of every play, given each seat's ``(B, 3)`` row masks; zero outside the play
+        phase and for impossible plays."""
         B, CF = obs.shape[0], cards.CARD_FEATS
         tops_start = self.phase_start + (cards.C_TOPS - cards.C_PHASE)
         seen = torch.cat([obs[:, self.hand_start:self.hand_start + cards.HAND_BLOCK],
@@ -221,11 +229,7 @@ class PlayFeatures(SheetFeatures):
         rows = colour[:, self.counted].any(dim=2) & possible[:, :, None]  # (B, 60, 3)
         writable = (total >= 1) & (total <= rules.MAX_VALUE)
         bit = (total - 1).clamp(0, rules.MAX_VALUE - 1)
-        fits = []
-        for seat in range(self.players):
-            start = seat * cards.PUBLIC_BLOCK
-            row_masks = self._masks(obs[:, start:start + rules.NUM_CELLS])[:, rules.NUM_CELLS:]
-            fits.append((row_masks[:, None, :] >> bit[:, :, None]) & 1 > 0)  # (B, 60, 3)
+        fits = [(m[:, None, :] >> bit[:, :, None]) & 1 > 0 for m in row_masks]  # (B, 60, 3) each
         mine = fits[0] & rows & writable[:, :, None]
         others = torch.zeros_like(mine)
         for seat_fits in fits[1:]:
