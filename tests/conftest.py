@@ -1,7 +1,11 @@
 """Suite-wide fixtures."""
 
+import numpy as np
 import pytest
 import torch
+
+from qwinto_env.cards import CardGame
+from qwinto_env.dice import DiceGame
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +17,20 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def observations():
+    """``observations(game, n, players=2, seed=0)``: ``(n, size)`` float32 tensor of seat 0's
+    observations along random games of ``game`` ("dice" or "cards"), every phase."""
+    def collect(game: str, n: int, players: int = 2, seed: int = 0) -> torch.Tensor:
+        state = (DiceGame if game == "dice" else CardGame)(num_players=players)
+        rng, out = np.random.default_rng(seed), []
+        state.reset(seed=seed)
+        while len(out) < n:
+            if state.done:
+                state.reset(seed=int(rng.integers(1 << 30)))
+            out.append(state.features()[state.observation_index(0)])
+            state.step([int(rng.choice(state.legal_actions(s))) for s in range(players)])
+        return torch.as_tensor(np.array(out, dtype=np.float32))
+    return collect

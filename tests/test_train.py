@@ -93,12 +93,12 @@ def checkpoint_plays(path, game="dice", players=2):
         obs, *_ = env.step(actions)
 
 
-@pytest.mark.parametrize("trainer, game", [("torch", "dice"), ("sb3", "dice"),
-                                           ("torch", "cards"), ("sb3", "cards")])
-def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game):
-    # the card game with its own feature set (what each play announces)
-    extra = ["env.game=cards", "network.features=cards"] if game == "cards" else []
-    assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY, *extra) == 0
+@pytest.mark.parametrize("trainer, game, features", [
+    ("torch", "dice", "sheet"), ("sb3", "dice", "sheet"), ("torch", "dice", "dice"),
+    ("sb3", "dice", "dice"), ("torch", "cards", "cards"), ("sb3", "cards", "cards")])
+def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game, features):
+    assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY, f"env.game={game}",
+                     f"network.features={features}") == 0
     out = capsys.readouterr().out
     assert "learner vs random" in out and "win rate" in out
     run_dir = tmp_path / "tiny"
@@ -108,7 +108,7 @@ def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game):
     checkpoint_plays(run_dir / "final.pt", game=game)
     data = torch.load(run_dir / "final.pt", weights_only=True)
     assert data["metadata"]["trainer"] == trainer
-    assert data["network"]["features"] == ("cards" if game == "cards" else "sheet")
+    assert data["network"]["features"] == features
 
 
 def test_imitation_warm_start_learns_the_demonstrator(tmp_path):
@@ -169,6 +169,29 @@ def test_init_from_starts_from_a_checkpoint_and_rejects_a_mismatch(tmp_path, cap
     # a run started from the checkpoint trains on from it
     assert run_train(tmp_path, "run.name=b", *TINY, f"run.init_from={source}") == 0
     checkpoint_plays(tmp_path / "b" / "final.pt")
+
+
+def test_init_from_grows_into_a_larger_feature_set(tmp_path, observations):
+    """A sheet-feature checkpoint starts a dice-feature network that plays exactly like it
+    (the new columns' weights are zero); the other way round is a clear error."""
+    from agents.policy import PolicyNetwork, save_checkpoint
+    from agents.trainers.run import init_network
+    assert run_train(tmp_path, "run.name=a", *TINY) == 0
+    source = tmp_path / "a" / "final.pt"
+    cfg = load_config(None, [*TINY, f"run.init_from={source}", "network.features=dice"])
+    grown = PolicyNetwork(89, 37, **vars(cfg.network))
+    init_network(grown, cfg)
+    old = load(str(source)).network
+    obs = observations("dice", 50)
+    for a, b in zip(grown(obs), old(obs)):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert grown.torso[0].weight[:, old.torso[0].in_features:].abs().sum() == 0
+    save_checkpoint(tmp_path / "grown.pt", grown, "dice", 2, 89, 37)
+    narrow = PolicyNetwork(89, 37, hidden=[16], features="sheet")
+    before = {k: v.clone() for k, v in narrow.state_dict().items()}
+    with pytest.raises(ConfigError, match="only by adding columns"):
+        init_network(narrow, load_config(None, [*TINY, f"run.init_from={tmp_path / 'grown.pt'}"]))
+    assert all(torch.equal(v, before[k]) for k, v in narrow.state_dict().items())
 
 
 def test_resume_without_a_run_is_a_clear_error(tmp_path, capsys):

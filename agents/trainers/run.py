@@ -29,21 +29,36 @@ from .config import ConfigError, TrainConfig, save_config
 def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     """Copy the parameters of the checkpoint ``cfg.run.init_from`` into ``net``.
 
+    The checkpoint may use a smaller feature set than ``net`` when ``net``'s extends it
+    (``raw`` < ``sheet`` < ``dice`` or ``cards``, see :mod:`agents.features`): the extra
+    input columns come after the checkpoint's, and their first-layer weights start at
+    zero, so ``net`` starts out playing exactly as the checkpoint does and training
+    learns what the new columns are worth.
+
     Raises :class:`ConfigError` naming the field and the reason when the checkpoint is
     missing, corrupt, for another game or player count, or holds another network than the
-    config describes (width, activation, features); ``net`` is unchanged then.
+    config describes (width, activation, features it cannot grow into); ``net`` is
+    unchanged then.
     """
     try:
         source, _ = read_checkpoint(cfg.run.init_from, cfg.env.game, cfg.env.num_players)
     except (AgentSpecError, CheckpointError) as exc:
         raise ConfigError(f"run.init_from: {exc}") from exc
+    grows = isinstance(net.features, type(source.features))
     ours = (net.observation_size, net.num_actions, net.config)
     theirs = (source.observation_size, source.num_actions, source.config)
-    if ours != theirs:
+    same_but_features = [{**c[2], "features": None} for c in (ours, theirs)]
+    if ours[:2] != theirs[:2] or same_but_features[0] != same_but_features[1] or not grows:
         raise ConfigError(f"run.init_from {cfg.run.init_from!r} holds the network "
                           f"{theirs[2]} for {theirs[0]} inputs and {theirs[1]} actions; the "
-                          f"config asks for {ours[2]} for {ours[0]} and {ours[1]}")
-    net.load_state_dict(source.state_dict())
+                          f"config asks for {ours[2]} for {ours[0]} and {ours[1]} (only "
+                          f"the features may differ, and only by adding columns)")
+    state = source.state_dict()
+    first = "torso.0.weight"
+    grown = net.state_dict()[first].clone()
+    grown[:, state[first].shape[1]:] = 0.0
+    grown[:, :state[first].shape[1]] = state[first]
+    net.load_state_dict({**state, first: grown})
 
 
 class ResumeError(ValueError):
