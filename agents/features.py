@@ -14,22 +14,6 @@ size   content (appended after the observation)
        in that colour would allow; drives dice choice and misthrow risk)
 =====  ==================================================================================
 
-:class:`DiceFeatures` (``features="dice"``, dice game only) adds what the dice offer: each
-subset's chance of a roll I can write (the ``expert`` chooses its dice by the expected
-best write over each subset's sums), and the same for the others, who write from my rolls
-too (the expert ignores their sheets):
-
-=====  ==================================================================================
-size   content (appended after the sheet features)
-=====  ==================================================================================
-54     per row and value: 1 when ``v`` fits somewhere in that row of any other seat
-56     per dice subset ``s`` = 1..7 (actions ``28..34``), first for my rows, then for any
-       other seat's: the probability that its roll fits row ``r`` (3; 0 for rows it does
-       not roll), then that it fits any row it rolls (1)
-6      the roll in hand: per row, 1 when its value fits my row of a rolled colour, then
-       the same for any other seat's row (all 0 before a roll)
-=====  ==================================================================================
-
 :class:`PlayFeatures` (``features="cards"``, card game only) adds what each play of the
 card game would announce, the information the ``expert`` chooses its play by: per play
 action ``28..87`` (60 actions, in action order), its value and which announced rows it
@@ -57,11 +41,9 @@ The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compa
 rows of a rollout (a quarter of the memory, which is what bounds a GPU run's batch) and
 expands each minibatch when it needs it; on a CPU that unpacking costs about 0.5 ms more
 per 2,048 rows than gathering full rows would. ``forward`` equals ``expand(encode(obs))``.
-:class:`PlayFeatures` codes each play's 6 row bits as one number and keeps its value;
-:class:`DiceFeatures` codes the other seats' row masks like the own ones, the roll's 6
-bits as one number and keeps the chances.
+:class:`PlayFeatures` codes each play's 6 row bits as one number and keeps its value.
 
-A feature set that extends another (a subclass: raw < sheet < dice, cards) appends its
+A feature set that extends another (a subclass: raw < sheet < cards) appends its
 columns after the other's, so a network trained on the smaller set can grow into the
 larger one (``run.init_from``). Every feature set is built from the observation size
 (``FEATURES[name](observation_size)``) and tells how many columns it appends
@@ -74,9 +56,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from qwinto_env import cards, dice, rules
-
-from .chance_tables import SUBSET_DISTRIBUTIONS
+from qwinto_env import cards, rules
 
 _MASKS = rules.NUM_CELLS + rules.NUM_ROWS
 _HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are coded in two halves
@@ -265,90 +245,6 @@ class PlayFeatures(SheetFeatures):
         return torch.cat([mine, others], dim=2), values.to(obs.dtype)
 
 
-SUBSETS = 7  # the dice subsets, bitmasks 1..7 (actions 28..34)
-#: ``SUBSET_HAS_ROW[s - 1, r]``: whether the dice subset with bitmask ``s`` rolls row ``r``.
-SUBSET_HAS_ROW = torch.tensor([[r in dice.SUBSET_ROWS[s] for r in range(rules.NUM_ROWS)]
-                               for s in range(1, SUBSETS + 1)])
-#: ``SUM_PROBS[s - 1, v - 1]``: probability that subset ``s`` rolls the sum ``v``.
-SUM_PROBS = torch.tensor(SUBSET_DISTRIBUTIONS[1:, 1:], dtype=torch.float32)
-_CHANCES = SUBSETS * (rules.NUM_ROWS + 1) * 2  # per subset, mine then others: 3 rows and any
-_ROLL_BITS = 2 * rules.NUM_ROWS
-
-
-class DiceFeatures(SheetFeatures):
-    """``features="dice"``: the sheet features plus what the dice offer me and the others.
-
-    The observation must be a dice game's (size ``32 * players + 25``); the layout of
-    :mod:`qwinto_env.dice` locates the sheets and the roll.
-    """
-
-    extra_size = (SheetFeatures.extra_size + rules.NUM_ROWS * rules.MAX_VALUE + _CHANCES
-                  + _ROLL_BITS)
-    code_size = SheetFeatures.code_size + 2 * rules.NUM_ROWS + _CHANCES + 1
-
-    def __init__(self, observation_size: int) -> None:
-        super().__init__()
-        players, rest = divmod(observation_size - dice.COMMON, dice.SEAT_BLOCK + 1)
-        if rest or not 1 <= players <= 6:
-            raise ValueError(f"features 'dice' need a dice-game observation "
-                             f"(32 * players + 25 long), got size {observation_size}")
-        self.players = players
-        # The common block: phase (3), rolled colours (3), value one-hot (18), re-roll left.
-        self.colours_start = players * (dice.SEAT_BLOCK + 1) + 3
-        self.value_start = self.colours_start + rules.NUM_ROWS
-        self.register_buffer("has_row", SUBSET_HAS_ROW.float(), persistent=False)
-        self.register_buffer("sum_probs", SUM_PROBS, persistent=False)
-        self.register_buffer("subset_rows", SUBSET_HAS_ROW.long(), persistent=False)
-        self.register_buffer("unpack_roll", _bit_table(_ROLL_BITS), persistent=False)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.expand(self.encode(obs))
-
-    def encode(self, obs: torch.Tensor) -> torch.Tensor:
-        """The sheet features' compact rows, then the other seats' row masks as 9-bit codes,
-        the subset chances as they are and the roll's 6 row bits as one number."""
-        starts = range(0, self.players * dice.SEAT_BLOCK, dice.SEAT_BLOCK)
-        masks = [self._masks(obs[:, s:s + rules.NUM_CELLS]) for s in starts]  # mine first
-        mine = masks[0][:, rules.NUM_CELLS:]
-        others = torch.zeros_like(mine)
-        for seat in masks[1:]:
-            others |= seat[:, rules.NUM_CELLS:]
-        chances = torch.cat([self._chances(mine), self._chances(others)], dim=1)
-        roll = self._roll_bits(obs, torch.stack([mine, others], dim=1))
-        code = (roll << torch.arange(_ROLL_BITS, device=obs.device)).sum(dim=1, keepdim=True)
-        return torch.cat([obs, self._halves(masks[0]).to(obs.dtype),
-                          self._halves(others).to(obs.dtype), chances.to(obs.dtype),
-                          code.to(obs.dtype)], dim=1)
-
-    def expand(self, encoded: torch.Tensor) -> torch.Tensor:
-        tail = 2 * rules.NUM_ROWS + _CHANCES + 1
-        sheet, others = encoded[:, :-tail], encoded[:, -tail:-tail + 2 * rules.NUM_ROWS]
-        chances, code = encoded[:, -1 - _CHANCES:-1], encoded[:, -1]
-        roll = F.embedding(code.long(), self.unpack_roll).to(encoded.dtype)
-        return torch.cat([super().expand(sheet), self._unpack(others.long(), encoded.dtype),
-                          chances, roll], dim=1)
-
-    def _chances(self, rows: torch.Tensor) -> torch.Tensor:
-        """``(B, 28)``: per subset, the probability that its roll fits each of the ``(B, 3)``
-        row masks (0 for rows it does not roll), then that it fits any rolled row."""
-        bits = (rows[:, :, None] >> torch.arange(rules.MAX_VALUE, device=rows.device)) & 1
-        per_row = (bits.float() @ self.sum_probs.T).transpose(1, 2) * self.has_row  # (B, 7, 3)
-        picked = rows[:, None, :] * self.subset_rows                          # (B, 7, 3)
-        union = picked[:, :, 0] | picked[:, :, 1] | picked[:, :, 2]
-        union_bits = (union[:, :, None] >> torch.arange(rules.MAX_VALUE, device=rows.device)) & 1
-        any_row = (union_bits.float() * self.sum_probs).sum(dim=2)           # (B, 7)
-        return torch.cat([per_row.flatten(1), any_row], dim=1)
-
-    def _roll_bits(self, obs: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        """``(B, 6)`` int64: per row, whether the value in hand fits my row, then any other
-        seat's row, of a rolled colour; 0 before a roll."""
-        bit = obs[:, self.value_start:self.value_start + rules.MAX_VALUE].argmax(dim=1)
-        # The colours are all 0 before a roll, which clears every bit.
-        colours = obs[:, self.colours_start:self.colours_start + rules.NUM_ROWS] > 0.5
-        fits = ((rows >> bit[:, None, None]) & 1 > 0) & colours[:, None, :]
-        return fits.flatten(1).long()
-
-
 FEATURES: dict[str, type[nn.Module]] = {"raw": RawFeatures, "sheet": SheetFeatures,
-                                        "cards": PlayFeatures, "dice": DiceFeatures}
+                                        "cards": PlayFeatures}
 FEATURE_SETS = tuple(FEATURES)

@@ -57,10 +57,11 @@ from qwinto_env import rules
 from qwinto_env.batched.backend import get_backend
 from qwinto_env.batched.sheets import score_sheets, sheet_tables, to_backend
 from qwinto_env.dice import (KEEP, NUM_ACTIONS, PASS, REROLL, ROLL_FIRST, SEAT_BLOCK,
-                             observation_size)
+                             SUBSET_ROWS, observation_size)
 
 from .base import Agent, IllegalMaskError
-from .features import SUBSET_HAS_ROW, SUBSETS, SUM_PROBS, SheetFeatures
+from .chance_tables import SUBSET_DISTRIBUTIONS
+from .features import SheetFeatures
 from .load import AgentSpecError
 from .policy import CheckpointError, PolicyNetwork
 
@@ -71,6 +72,12 @@ __all__ = ["LookaheadAgent", "Afterstates", "LOOKAHEAD_MODES", "next_turn", "she
 LOOKAHEAD_MODES = ("full", "entry")
 
 NC, NV, NR, NF = rules.NUM_CELLS, rules.MAX_VALUE, rules.NUM_ROWS, rules.NUM_FIELDS
+_SUBSETS = 7
+#: ``_SUBSET_HAS_ROW[s - 1, r]``: whether the dice subset with bitmask ``s`` rolls row ``r``.
+_SUBSET_HAS_ROW = torch.tensor([[r in SUBSET_ROWS[s] for r in range(NR)]
+                                for s in range(1, _SUBSETS + 1)])
+#: ``_SUM_PROBS[s - 1, v - 1]``: probability that subset ``s`` rolls the sum ``v``.
+_SUM_PROBS = torch.tensor(SUBSET_DISTRIBUTIONS[1:, 1:], dtype=torch.float32)
 _TORCH = get_backend("torch")
 _SHEET_TABLES = to_backend(_TORCH, sheet_tables())
 #: How many afterstates go through the network at once (bounds memory on big batches).
@@ -273,7 +280,7 @@ class LookaheadAgent(Agent):
         out = obs.clone()
         out[:, common:] = 0.0
         out[:, common + 2] = 1.0  # phase one-hot: entry
-        out[:, common + 3:common + 6] = SUBSET_HAS_ROW[subset].float()
+        out[:, common + 3:common + 6] = _SUBSET_HAS_ROW[subset].float()
         out[torch.arange(len(out)), common + 6 + value] = 1.0
         return out
 
@@ -287,16 +294,16 @@ class LookaheadAgent(Agent):
         v_now = obs[:, common + 6:common + 6 + NV].argmax(1)
         rows = torch.arange(B)
         # Q of every entry action (27 writes, pass) after each (subset, value): (B, 7, 18, 28)
-        cell_in = SUBSET_HAS_ROW[:, torch.arange(NC) // NF]                  # (7, 27)
+        cell_in = _SUBSET_HAS_ROW[:, torch.arange(NC) // NF]                  # (7, 27)
         q_entry = torch.where(cell_in[None, :, None, :], q_write.transpose(1, 2)[:, None],
                               -torch.inf)
-        q_entry = torch.cat([q_entry, q_pass[:, None, None, None].expand(B, SUBSETS, NV, 1)],
+        q_entry = torch.cat([q_entry, q_pass[:, None, None, None].expand(B, _SUBSETS, NV, 1)],
                             dim=3)
         prior = torch.zeros_like(q_entry)
         if self.policy_weight > 0:
             # the entry the agent itself would make after each roll: Q plus the policy prior
             need = (phase == 0)[:, None, None] | ((phase > 0)[:, None, None] & (
-                torch.arange(SUBSETS)[None, :, None] == s_now[:, None, None]) & (
+                torch.arange(_SUBSETS)[None, :, None] == s_now[:, None, None]) & (
                 (phase == 1)[:, None, None] | (torch.arange(NV)[None, None, :]
                                                == v_now[:, None, None])))
             b, s, v = need.nonzero(as_tuple=True)
@@ -305,12 +312,12 @@ class LookaheadAgent(Agent):
             prior[b, s, v] = self.policy_weight * torch.log_softmax(logits, dim=1)
         pick = (q_entry + prior).argmax(3, keepdim=True)
         best = q_entry.gather(3, pick).squeeze(3)                             # (B, 7, 18)
-        fresh = (best * SUM_PROBS).sum(2)                                    # (B, 7)
-        with_reroll = (torch.maximum(best, fresh[:, :, None]) * SUM_PROBS).sum(2)
+        fresh = (best * _SUM_PROBS).sum(2)                                    # (B, 7)
+        with_reroll = (torch.maximum(best, fresh[:, :, None]) * _SUM_PROBS).sum(2)
         scores = torch.full((B, NUM_ACTIONS), -torch.inf)
         scores[:, :PASS + 1] = (q_entry + prior)[rows, s_now, v_now]
         choose, reroll = phase == 0, phase == 1
-        scores[choose, ROLL_FIRST:ROLL_FIRST + SUBSETS] = with_reroll[choose]
+        scores[choose, ROLL_FIRST:ROLL_FIRST + _SUBSETS] = with_reroll[choose]
         scores[reroll, KEEP] = best[rows, s_now, v_now][reroll]
         scores[reroll, REROLL] = fresh[rows, s_now][reroll]
         if self.policy_weight > 0:

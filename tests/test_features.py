@@ -6,14 +6,12 @@ from hypothesis import given, settings, strategies as st
 
 import pytest
 
-from agents.chance_tables import SUBSET_DISTRIBUTIONS
-from agents.features import DiceFeatures, PlayFeatures, SheetFeatures
+from agents.features import PlayFeatures, SheetFeatures
 from agents.policy import PolicyNetwork
 from agents.trainers.config import ConfigError, load_config
 from qwinto_env import cards, rules
 from qwinto_env.cards import CardGame
-from qwinto_env.dice import SUBSET_ROWS, DiceGame
-from qwinto_env.view import decode, decode_cards
+from qwinto_env.view import decode_cards
 
 
 @st.composite
@@ -58,33 +56,14 @@ def test_network_with_features_round_trips_its_config():
 
 
 def test_encoded_forward_equals_forward_for_every_feature_set(observations):
-    cases = [("raw", 89, torch.rand(6, 89)), ("sheet", 89, torch.rand(6, 89)),
-             ("cards", 215, observations("cards", 6)), ("dice", 89, observations("dice", 6))]
+    cases = [("raw", 89, observations("dice", 6)), ("sheet", 89, observations("dice", 6)),
+             ("cards", 215, observations("cards", 6))]
     for features, size, obs in cases:
         net = PolicyNetwork(size, 37, hidden=[8], features=features)
         inputs = net.encode(obs)
         assert inputs.shape == (6, net.input_size)
         for a, b in zip(net(obs), net.forward_encoded(inputs)):
             assert torch.equal(a, b)
-
-
-def _after_random_moves(game, seed: int, moves: int, feature_set):
-    """Play up to ``moves`` random steps of ``game``; return it, every seat's observation,
-    the feature set built for them and its output (checked against its compact form)."""
-    rng = np.random.default_rng(seed)
-    game.reset(seed=seed)
-    for _ in range(moves):
-        if game.done:
-            break
-        game.step([int(rng.choice(game.legal_actions(s))) for s in range(game.num_players)])
-    feats = game.features()
-    obs = np.array([feats[game.observation_index(s)] for s in range(game.num_players)],
-                   np.float32)
-    features = feature_set(obs.shape[1])
-    out = features(torch.as_tensor(obs))
-    assert torch.equal(features.expand(features.encode(torch.as_tensor(obs))), out)
-    assert out.shape == (game.num_players, obs.shape[1] + features.extra_size)
-    return game, obs, features, out
 
 
 def _fits(cells, value: int, row: int) -> bool:
@@ -98,8 +77,18 @@ def test_play_features_match_what_each_play_announces(players, seed, moves):
     """Per play the hand allows (whoever is active): its value and the rows it lets me, or
     anyone else, write in, as cards.play_result and the writing rules say; zero for
     impossible plays and outside the play phase."""
-    game, obs, features, out = _after_random_moves(CardGame(num_players=players), seed, moves,
-                                                   PlayFeatures)
+    game, rng = CardGame(num_players=players), np.random.default_rng(seed)
+    game.reset(seed=seed)
+    for _ in range(moves):
+        if game.done:
+            break
+        game.step([int(rng.choice(game.legal_actions(s))) for s in range(players)])
+    feats = game.features()
+    obs = np.array([feats[game.observation_index(s)] for s in range(players)], np.float32)
+    features = PlayFeatures(obs.shape[1])
+    out = features(torch.as_tensor(obs))
+    assert torch.equal(features.expand(features.encode(torch.as_tensor(obs))), out)
+    assert out.shape == (players, obs.shape[1] + features.extra_size)
     tail = out[:, obs.shape[1] + SheetFeatures.extra_size:].numpy()
     for seat in range(players):
         bits, values = tail[seat, :360].reshape(60, 6), tail[seat, 360:]
@@ -128,49 +117,3 @@ def test_play_features_need_a_card_game_observation():
     with pytest.raises(ConfigError, match="network.features"):
         load_config(None, ["network.features=cards"])
     assert load_config(None, ["env.game=cards", "network.features=cards"]).network.features == "cards"
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 6), st.integers(0, 2 ** 31 - 1), st.integers(0, 150))
-def test_dice_features_match_the_rules_and_the_dice(players, seed, moves):
-    """The other seats' row fits, each subset's chance of a roll that fits my (any other
-    seat's) rows, and whether the roll in hand fits them, as the writing rules and the sum
-    distributions say."""
-    game, obs, features, out = _after_random_moves(DiceGame(num_players=players), seed, moves,
-                                                   DiceFeatures)
-    assert torch.equal(out[:, :obs.shape[1] + SheetFeatures.extra_size],
-                       SheetFeatures()(torch.as_tensor(obs)))
-    tail = out[:, obs.shape[1] + SheetFeatures.extra_size:].numpy()
-    for seat in range(players):
-        view = decode(obs[seat])
-        others_fit = tail[seat, :54].reshape(3, 18)
-        chances = tail[seat, 54:110].reshape(2, 28)
-        roll = tail[seat, 110:].reshape(2, 3)
-        def fits(value, row, mine):
-            seats = [0] if mine else range(1, players)
-            return any(_fits(view.cells[s], value, row) for s in seats)
-        for row in range(3):
-            for value in range(1, 19):
-                assert others_fit[row, value - 1] == fits(value, row, mine=False)
-        for side, mine in enumerate((True, False)):
-            per_row, any_row = chances[side, :21].reshape(7, 3), chances[side, 21:]
-            for subset in range(1, 8):
-                probs = SUBSET_DISTRIBUTIONS[subset]
-                for row in range(3):
-                    expected = sum(probs[v] for v in range(1, 19) if fits(v, row, mine)) \
-                        if row in SUBSET_ROWS[subset] else 0.0
-                    assert per_row[subset - 1, row] == pytest.approx(expected, abs=1e-6)
-                expected = sum(probs[v] for v in range(1, 19)
-                               if any(fits(v, r, mine) for r in SUBSET_ROWS[subset]))
-                assert any_row[subset - 1] == pytest.approx(expected, abs=1e-6)
-            for row in range(3):
-                rolled = view.value > 0 and row in SUBSET_ROWS[view.subset]
-                assert roll[side, row] == (rolled and fits(view.value, row, mine))
-
-
-def test_dice_features_need_a_dice_observation(observations):
-    with pytest.raises(ValueError, match="dice-game observation"):
-        PolicyNetwork(observations("cards", 1).shape[1], 88, features="dice")
-    with pytest.raises(ConfigError, match="network.features"):
-        load_config(None, ["env.game=cards", "network.features=dice"])
-    assert load_config(None, ["network.features=dice"]).network.features == "dice"

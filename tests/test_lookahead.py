@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import AgentSpecError, load
-from agents.features import SUM_PROBS
-from agents.lookahead import LookaheadAgent, sheet_scores
+from agents.lookahead import _SUM_PROBS, LookaheadAgent, sheet_scores
 from agents.policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
 from qwinto_env import rules
 from qwinto_env.cards import observation_size as cards_obs_size
@@ -108,13 +107,13 @@ def test_q_is_reward_plus_discounted_value_of_the_engine_observation(agent):
 
 
 def test_dice_sum_distributions_match_brute_force():
-    assert torch.allclose(SUM_PROBS.sum(1), torch.ones(7))
+    assert torch.allclose(_SUM_PROBS.sum(1), torch.ones(7))
     for subset in range(1, 8):
         counts = np.zeros(19)
         n = len(SUBSET_ROWS[subset])
         for faces in itertools.product(range(1, 7), repeat=n):
             counts[sum(faces)] += 1
-        assert np.allclose(SUM_PROBS[subset - 1].numpy(), counts[1:] / 6 ** n)
+        assert np.allclose(_SUM_PROBS[subset - 1].numpy(), counts[1:] / 6 ** n)
 
 
 @settings(max_examples=40, deadline=None)
@@ -135,7 +134,7 @@ def reference_scores(agent, obs, phase):
         for v in range(1, 19):
             best[s, v] = max([q_pass] + [q_write[r * 9 + f, v - 1] for r in SUBSET_ROWS[s]
                                          for f in range(9)])
-    probs = SUM_PROBS.numpy()
+    probs = _SUM_PROBS.numpy()
     fresh = {s: sum(probs[s - 1, v - 1] * best[s, v] for v in range(1, 19)) for s in range(1, 8)}
     if phase == CHOOSE:
         return {ROLL_FIRST + s - 1: sum(probs[s - 1, v - 1] * max(best[s, v], fresh[s])

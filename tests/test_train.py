@@ -94,8 +94,8 @@ def checkpoint_plays(path, game="dice", players=2):
 
 
 @pytest.mark.parametrize("trainer, game, features", [
-    ("torch", "dice", "sheet"), ("sb3", "dice", "sheet"), ("torch", "dice", "dice"),
-    ("sb3", "dice", "dice"), ("torch", "cards", "cards"), ("sb3", "cards", "cards")])
+    ("torch", "dice", "sheet"), ("sb3", "dice", "sheet"), ("torch", "cards", "cards"),
+    ("sb3", "cards", "cards")])
 def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game, features):
     assert run_train(tmp_path, "--trainer", trainer, "run.name=tiny", *TINY, f"env.game={game}",
                      f"network.features={features}") == 0
@@ -172,25 +172,28 @@ def test_init_from_starts_from_a_checkpoint_and_rejects_a_mismatch(tmp_path, cap
 
 
 def test_init_from_grows_into_a_larger_feature_set(tmp_path, observations):
-    """A sheet-feature checkpoint starts a dice-feature network that plays exactly like it
-    (the new columns' weights are zero); the other way round is a clear error."""
+    """A sheet-feature card-game checkpoint starts a play-feature network that plays
+    exactly like it (the new columns' weights are zero); the other way round is a clear
+    error that leaves the network as it was."""
     from agents.policy import PolicyNetwork, save_checkpoint
     from agents.trainers.run import init_network
-    assert run_train(tmp_path, "run.name=a", *TINY) == 0
+    cards = [*TINY, "env.game=cards"]
+    assert run_train(tmp_path, "run.name=a", *cards, "network.features=sheet") == 0
     source = tmp_path / "a" / "final.pt"
-    cfg = load_config(None, [*TINY, f"run.init_from={source}", "network.features=dice"])
-    grown = PolicyNetwork(89, 37, **vars(cfg.network))
+    cfg = load_config(None, [*cards, f"run.init_from={source}", "network.features=cards"])
+    obs = observations("cards", 50)
+    grown = PolicyNetwork(obs.shape[1], 88, **vars(cfg.network))
     init_network(grown, cfg)
-    old = load(str(source)).network
-    obs = observations("dice", 50)
+    old = load(str(source), game="cards").network
     for a, b in zip(grown(obs), old(obs)):
         assert torch.allclose(a, b, atol=1e-6)
     assert grown.torso[0].weight[:, old.torso[0].in_features:].abs().sum() == 0
-    save_checkpoint(tmp_path / "grown.pt", grown, "dice", 2, 89, 37)
-    narrow = PolicyNetwork(89, 37, hidden=[16], features="sheet")
+    save_checkpoint(tmp_path / "grown.pt", grown, "cards", 2, obs.shape[1], 88)
+    narrow = PolicyNetwork(obs.shape[1], 88, hidden=[16], features="sheet")
     before = {k: v.clone() for k, v in narrow.state_dict().items()}
     with pytest.raises(ConfigError, match="only by adding columns"):
-        init_network(narrow, load_config(None, [*TINY, f"run.init_from={tmp_path / 'grown.pt'}"]))
+        init_network(narrow, load_config(None, [*cards, "network.features=sheet",
+                                                f"run.init_from={tmp_path / 'grown.pt'}"]))
     assert all(torch.equal(v, before[k]) for k, v in narrow.state_dict().items())
 
 

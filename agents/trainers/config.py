@@ -53,12 +53,10 @@ class EnvConfig:
 class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])  # MLP layer widths
     activation: Literal["tanh", "relu"] = "tanh"  # hidden-layer activation
-    features: Literal["raw", "sheet", "dice", "cards"] = "sheet"  # "sheet": add the
-                                       # rule-derived features of agents/features.py (allowed
-                                       # values per own cell); "dice" (dice game): also each dice
-                                       # subset's chance to fit my and the others' rows; "cards"
-                                       # (card game): what each play would announce and who
-                                       # could write it
+    features: Literal["raw", "sheet", "cards"] = "sheet"  # "sheet": add the rule-derived
+                                       # features of agents/features.py (allowed values per own
+                                       # cell); "cards" (card game): also what each play would
+                                       # announce and who could write it
 
 
 @dataclass
@@ -173,10 +171,9 @@ class TrainConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0.0 <= getattr(self.ppo, name) <= 1.0:
                 raise ConfigError(f"ppo.{name} must be in [0, 1], got {getattr(self.ppo, name)}")
-        game_features = {"dice": "dice", "cards": "cards"}.get(self.network.features)
-        if game_features and self.env.game != game_features:
-            raise ConfigError(f'network.features "{self.network.features}" is for the '
-                              f'{game_features} game, not env.game {self.env.game!r}')
+        if self.network.features == "cards" and self.env.game != "cards":
+            raise ConfigError(f'network.features "cards" is for the card game, not '
+                              f'env.game {self.env.game!r}')
         if not self.network.hidden or any(h <= 0 for h in self.network.hidden):
             raise ConfigError(f"network.hidden must list positive widths, got {self.network.hidden}")
         shares = {"opponents.self_play": self.opponents.self_play,

@@ -30,7 +30,7 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     """Copy the parameters of the checkpoint ``cfg.run.init_from`` into ``net``.
 
     The checkpoint may use a smaller feature set than ``net`` when ``net``'s extends it
-    (``raw`` < ``sheet`` < ``dice`` or ``cards``, see :mod:`agents.features`): the extra
+    (``raw`` < ``sheet`` < ``cards``, see :mod:`agents.features`): the extra
     input columns come after the checkpoint's, and their first-layer weights start at
     zero, so ``net`` starts out playing exactly as the checkpoint does and training
     learns what the new columns are worth.
