@@ -44,19 +44,18 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
         source, _ = read_checkpoint(cfg.run.init_from, cfg.env.game, cfg.env.num_players)
     except (AgentSpecError, CheckpointError) as exc:
         raise ConfigError(f"run.init_from: {exc}") from exc
-    grows = isinstance(net.features, type(source.features))
     ours = (net.observation_size, net.num_actions, net.config)
     theirs = (source.observation_size, source.num_actions, source.config)
-    same_but_features = [{**c[2], "features": None} for c in (ours, theirs)]
-    if ours[:2] != theirs[:2] or same_but_features[0] != same_but_features[1] or not grows:
+    same_but_features = {**ours[2], "features": None} == {**theirs[2], "features": None}
+    grows = isinstance(net.features, type(source.features))
+    if ours[:2] != theirs[:2] or not same_but_features or not grows:
         raise ConfigError(f"run.init_from {cfg.run.init_from!r} holds the network "
                           f"{theirs[2]} for {theirs[0]} inputs and {theirs[1]} actions; the "
                           f"config asks for {ours[2]} for {ours[0]} and {ours[1]} (only "
                           f"the features may differ, and only by adding columns)")
     state = source.state_dict()
-    first = "torso.0.weight"
-    grown = net.state_dict()[first].clone()
-    grown[:, state[first].shape[1]:] = 0.0
+    first = "torso.0.weight"  # the only parameter whose shape depends on the features
+    grown = torch.zeros_like(net.state_dict()[first])
     grown[:, :state[first].shape[1]] = state[first]
     net.load_state_dict({**state, first: grown})
 
