@@ -111,6 +111,20 @@ def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game, features)
     assert data["network"]["features"] == features
 
 
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_decisions_only_trains_on_decisions(tmp_path, game):
+    assert run_train(tmp_path, "run.name=d", *TINY, f"env.game={game}",
+                     "ppo.decisions_only=true") == 0
+    checkpoint_plays(tmp_path / "d" / "final.pt", game=game)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    logs = EventAccumulator(str(tmp_path / "d" / "tb"))
+    logs.Reload()
+    shares = [e.value for e in logs.Scalars("train/trained_share")]
+    assert shares and all(0.3 < s < 0.9 for s in shares)  # the steps with a choice
+    with pytest.raises(ConfigError, match="decisions_only is supported by the torch trainer"):
+        load_config(None, [*TINY, "run.trainer=sb3", "ppo.decisions_only=true"])
+
+
 def test_imitation_warm_start_learns_the_demonstrator(tmp_path):
     from agents.trainers.imitation import collect, pretrain
     from agents.policy import PolicyNetwork

@@ -76,6 +76,8 @@ class PPOConfig:
     vf_coef: float = 0.5               # value-loss weight
     max_grad_norm: float = 0.5         # gradient clipping
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
+    decisions_only: bool = False       # torch trainer: leave steps without a choice out of
+                                       # the update (faster; see README, Trainer speed)
 
 
 @dataclass
@@ -161,6 +163,9 @@ class TrainConfig:
         if self.run.init_from and self.run.trainer != "torch":
             raise ConfigError(f"run.init_from is supported by the torch trainer, not by the "
                               f"{self.run.trainer} trainer")
+        if self.ppo.decisions_only and self.run.trainer != "torch":
+            raise ConfigError(f"ppo.decisions_only is supported by the torch trainer, not by "
+                              f"the {self.run.trainer} trainer")
         if self.run.init_from and self.imitation.games:
             raise ConfigError("run.init_from and imitation.games are two ways to start a run; "
                               "set imitation.games: 0 to start from run.init_from")

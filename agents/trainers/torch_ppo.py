@@ -13,9 +13,16 @@ again in every epoch.
 Learner streams: every game slot of the batch is either a self-play game (the learner
 plays every seat, parameters shared) or an opponent game (the learner plays one seat,
 an opponent from :class:`~agents.trainers.pool.OpponentPool` all others, redrawn when
-the game ends). Each learner seat is one stream of the rollout; steps where it has
-nothing to decide (only the pass action) stay in the rollout with probability one,
-which adds nothing to the policy gradient and keeps the value targets continuous.
+the game ends). Each learner seat is one stream of the rollout.
+
+About two steps in five leave a seat nothing to decide (its one legal action is the
+pass). Such a step adds nothing to the policy gradient; by default it stays in the
+rollout and trains the value head like any other. ``ppo.decisions_only`` leaves it out:
+the network does not run on it and the update skips it, and
+:func:`decision_advantages` passes over it (its reward goes to the decision before it,
+whose value target reaches on to the next decision). That is faster and learns a little
+less per step (README, Trainer speed). The steps per second count every learner step
+either way, as the ``sb3`` trainer does.
 """
 
 from __future__ import annotations
@@ -75,7 +82,6 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     S = int(learner.sum())
     T = pc.rollout_steps
     batch = T * S
-    minibatch = max(1, batch // pc.num_minibatches)
 
     step, start_step = 0, 0
     if resume:
@@ -102,6 +108,8 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     rew_buf = torch.zeros(T, S, device=device)
     end_buf = torch.zeros(T, S, device=device)
     val_buf = torch.zeros(T, S, device=device)
+    dec_buf = torch.zeros(T, S, dtype=torch.bool, device=device)
+    every_seat = torch.ones(S, dtype=torch.bool, device=device)
 
     num_updates = max(1, -(-(cfg.run.total_steps - start_step) // batch))
     next_snapshot = step + cfg.opponents.snapshot_every
@@ -119,18 +127,25 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         # -- rollout ------------------------------------------------------------------
         for t in range(T):
             obs, masks = engine.observations(), engine.action_masks() > 0
+            own_masks = masks[learner]
+            decides = own_masks.sum(dim=1) > 1 if pc.decisions_only else every_seat
+            rows = decides.nonzero().squeeze(1)  # the learner seats trained on
             with torch.no_grad():
-                inputs = net.encode(obs[learner])
-                logits, value = masked_logits(net, inputs, masks[learner])
+                inputs = net.encode(obs[learner].index_select(0, rows))
+                logits, value = masked_logits(net, inputs, own_masks.index_select(0, rows))
                 gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
                 action = (logits + gumbel).argmax(dim=1)
                 logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
             joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, where there is one
-            joint[learner] = action
+            own_actions = joint[learner].index_copy_(0, rows, action)
+            joint[learner] = own_actions
             _opponents_act(pool, joint, obs, masks, learner, opponent_of)
             out = engine.step(joint, validate=False)
-            input_buf[t], mask_buf[t], act_buf[t], logp_buf[t], val_buf[t] = \
-                inputs, masks[learner], action, logp, value
+            # Rows left out keep stale inputs and values: they are never trained on.
+            input_buf[t].index_copy_(0, rows, inputs)
+            logp_buf[t].index_copy_(0, rows, logp)
+            val_buf[t].index_copy_(0, rows, value)
+            mask_buf[t], act_buf[t], dec_buf[t] = own_masks, own_actions, decides
             rew_buf[t] = out.rewards[learner] * pc.reward_scale
             end_buf[t] = out.terminated[:, None].expand(N, P)[learner].float()
             if len(out.done_index):
@@ -140,23 +155,23 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                     opponent_of[ended_opp] = torch.as_tensor(pool.draw(len(ended_opp)),
                                                              device=device)
         step += batch
-        # -- advantages (GAE) ---------------------------------------------------------------
+        # -- advantages (GAE, over each seat's decisions with decisions_only) --------------
         with torch.no_grad():
             next_obs, next_masks = engine.observations(), engine.action_masks() > 0
-            _, next_value = masked_logits(net, net.encode(next_obs[learner]), next_masks[learner])
-            adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(S, device=device)
-            for t in reversed(range(T)):
-                following = next_value if t == T - 1 else val_buf[t + 1]
-                alive = 1.0 - end_buf[t]
-                delta = rew_buf[t] + pc.gamma * following * alive - val_buf[t]
-                last = delta + pc.gamma * pc.gae_lambda * alive * last
-                adv[t] = last
-            returns = adv + val_buf
+            next_masks = next_masks[learner]
+            _, next_value = masked_logits(net, net.encode(next_obs[learner]), next_masks)
+            next_decides = next_masks.sum(dim=1) > 1 if pc.decisions_only else every_seat
+            adv, returns, trained = decision_advantages(
+                rew_buf, end_buf, val_buf, dec_buf, next_value, next_decides,
+                pc.gamma, pc.gae_lambda)
+            rows = trained.reshape(-1).nonzero().squeeze(1)
         # -- update ---------------------------------------------------------------------
-        stats = _update(net, optimizer, pc, input_buf.reshape(batch, -1), mask_buf.reshape(batch, A),
-                        act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1),
-                        returns.reshape(-1), val_buf.reshape(-1), minibatch)
+        stats = _update(net, optimizer, pc, input_buf.reshape(batch, -1).index_select(0, rows),
+                        mask_buf.reshape(batch, A).index_select(0, rows),
+                        *(buf.reshape(-1).index_select(0, rows)
+                          for buf in (act_buf, logp_buf, adv, returns, val_buf)),
+                        max(1, len(rows) // pc.num_minibatches))
+        stats["train/trained_share"] = len(rows) / batch
         sps = batch / (time.perf_counter() - tick)
         bar.update(batch)
         logs = {"train/steps_per_second": sps, "train/lr": optimizer.param_groups[0]["lr"], **stats}
@@ -188,6 +203,47 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     bar.close()
     run.save(net, step, {"optimizer": optimizer.state_dict(), "pool": pool.state_dict()})
     return net
+
+
+def decision_advantages(rewards: torch.Tensor, ends: torch.Tensor, values: torch.Tensor,
+                        decides: torch.Tensor, next_value: torch.Tensor,
+                        next_decides: torch.Tensor, gamma: float,
+                        lam: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """GAE advantages and value targets over each stream's decisions.
+
+    ``rewards``, ``ends`` (1.0 where the step ended the game), ``values`` and ``decides``
+    (the seat had more than one legal action) are ``(T, S)``; ``next_value`` and
+    ``next_decides`` describe the state after the rollout. A step without a decision is
+    passed over: its reward, discounted, goes to the decision before it, and that
+    decision's target reaches on to the next decision's value (the values of steps
+    without a decision are never used, since they are never trained); ``gamma`` and
+    ``lam`` still decay per step, so the advantages look as far ahead as when every step
+    was trained on. The rollout's last
+    decision of a stream whose following state has no decision has no value to bootstrap
+    from, so it is not trained on and its value bootstraps the decisions before it.
+
+    Returns ``(advantages, returns, trained)``, each ``(T, S)``; ``trained`` marks the
+    decisions to train on (advantages and returns are 0 elsewhere).
+    """
+    T = rewards.shape[0]
+    adv = torch.zeros_like(rewards)
+    trained = torch.zeros_like(decides)
+    following = torch.where(next_decides, next_value, 0.0)  # the next decision's value
+    last = torch.zeros_like(next_value)                    # the next decision's advantage
+    bootstrapped = next_decides.clone()                     # ``following`` is known
+    for t in reversed(range(T)):
+        alive = 1.0 - ends[t]
+        bootstrapped = bootstrapped | (ends[t] > 0)
+        following = rewards[t] + gamma * alive * following  # the value seen from step t
+        decide = decides[t]
+        gae = following - values[t] + gamma * lam * alive * last
+        trained[t] = decide & bootstrapped
+        adv[t] = torch.where(trained[t], gae, 0.0)
+        last = torch.where(decide, adv[t], gamma * lam * alive * last)
+        following = torch.where(decide, values[t], following)
+        bootstrapped = bootstrapped | decide
+    returns = torch.where(trained, adv + values, 0.0)
+    return adv, returns, trained
 
 
 def _opponents_act(pool: OpponentPool, joint: torch.Tensor, obs: torch.Tensor,
@@ -234,7 +290,8 @@ def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, input
                                           masks.index_select(0, idx))
             logp_all = torch.log_softmax(logits, dim=1)
             logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
-            entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+            with torch.set_grad_enabled(pc.ent_coef != 0):  # else only logged
+                entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
             log_ratio = logp - old_logp[idx]
             ratio = log_ratio.exp()
             adv = advantages[idx]
@@ -252,5 +309,5 @@ def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, input
                 sums += torch.stack([policy_loss, value_loss, entropy,
                                      ((ratio - 1) - log_ratio).mean()])
             count += 1
-    means = (sums / count).tolist()
+    means = (sums / max(1, count)).tolist()
     return dict(zip(("loss/policy", "loss/value", "loss/entropy", "loss/approx_kl"), means))
