@@ -5,8 +5,10 @@
 Both trainers run PPO on the 2-player dice game against a random opponent (one learner
 seat per game, so both collect ``rollout_steps * games`` samples per update) with the
 same network (``--hidden``, sheet features), the same minibatches and epochs, no
-evaluation and no imitation. A step is one learner sample; the time covers rollouts and
-updates (everything ``train`` does, less start-up).
+evaluation and no imitation; the torch trainer once as it trains by default and once with
+``ppo.decisions_only`` (the steps without a choice left out of the update). A step is one
+learner step of the engine, so all three collect the same steps; the time covers
+rollouts and updates (everything ``train`` does, less start-up).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from agents.trainers.run import Run
 ROLLOUT = 64
 
 
-def measure(trainer: str, args: argparse.Namespace, root: str) -> float:
+def measure(trainer: str, decisions_only: bool, args: argparse.Namespace, root: str) -> float:
     # Both trainers collect whole rollouts, so time a whole number of them.
     batch = ROLLOUT * args.games
     steps = -(-args.steps // batch) * batch
     cfg = load_config(None, [
-        f"run.name={trainer}", f"run.trainer={trainer}", f"run.device={args.device}",
+        f"run.name={trainer}-{decisions_only}", f"run.trainer={trainer}",
+        f"run.device={args.device}", f"ppo.decisions_only={str(decisions_only).lower()}",
         f"run.total_steps={steps}", f"run.checkpoint_every={10 * steps}",
         f"env.num_games={args.games}", f"network.hidden={args.hidden}",
         f"ppo.rollout_steps={ROLLOUT}", "ppo.update_epochs=2", "ppo.num_minibatches=8",
@@ -58,14 +61,14 @@ def main() -> None:
     # so that neither trainer is charged for it.
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     with tempfile.TemporaryDirectory() as root:
-        rows = [(t, measure(t, args, root)) for t in ("sb3", "torch")]
+        rows = [(label, measure(trainer, only, args, root)) for label, trainer, only in (
+            ("sb3 (MaskablePPO)", "sb3", False), ("torch (on-device PPO)", "torch", False),
+            ("torch, decisions_only", "torch", True))]
     print(f"dice 2p vs random, {args.games} games, rollout {ROLLOUT}, network {args.hidden}, "
           f"device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{'trainer':<26} {'steps/s':>10}")
-    for name, sps in rows:
-        label = "sb3 (MaskablePPO)" if name == "sb3" else "torch (on-device PPO)"
-        print(f"{label:<26} {sps:>10,.0f}")
-    print(f"torch / sb3: {rows[1][1] / rows[0][1]:.2f}x")
+    print(f"{'trainer':<26} {'steps/s':>10} {'x sb3':>6}")
+    for label, sps in rows:
+        print(f"{label:<26} {sps:>10,.0f} {sps / rows[0][1]:>5.2f}x")
 
 
 if __name__ == "__main__":
