@@ -110,6 +110,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     val_buf = torch.zeros(T, S, device=device)
     dec_buf = torch.zeros(T, S, dtype=torch.bool, device=device)
     every_seat = torch.ones(S, dtype=torch.bool, device=device)
+    seat_index = torch.arange(S, device=device)
 
     num_updates = max(1, -(-(cfg.run.total_steps - start_step) // batch))
     next_snapshot = step + cfg.opponents.snapshot_every
@@ -128,8 +129,11 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         for t in range(T):
             obs, masks = engine.observations(), engine.action_masks() > 0
             own_masks = masks[learner]
-            decides = own_masks.sum(dim=1) > 1 if pc.decisions_only else every_seat
-            rows = decides.nonzero().squeeze(1)  # the learner seats trained on
+            if pc.decisions_only:
+                decides = own_masks.sum(dim=1) > 1
+                rows = decides.nonzero().squeeze(1)  # the learner seats trained on
+            else:
+                decides, rows = every_seat, seat_index
             with torch.no_grad():
                 inputs = net.encode(obs[learner].index_select(0, rows))
                 logits, value = masked_logits(net, inputs, own_masks.index_select(0, rows))
