@@ -64,11 +64,12 @@ def test_decision_advantages_match_the_reference(T, S, p_decide, p_end, seed):
 def test_all_decisions_is_plain_gae():
     rng = np.random.default_rng(0)
     T, S, gamma, lam = 7, 3, 0.99, 0.95
-    rewards, values = torch.as_tensor(rng.normal(size=(T, S))), torch.as_tensor(rng.normal(size=(T, S)))
+    rewards, values = (torch.as_tensor(rng.normal(size=(T, S))) for _ in range(2))
     ends = torch.as_tensor((rng.random((T, S)) < 0.2).astype(float))
     next_value = torch.as_tensor(rng.normal(size=S))
-    adv, _, trained = decision_advantages(rewards, ends, values, torch.ones(T, S, dtype=torch.bool),
-                                          next_value, torch.ones(S, dtype=torch.bool), gamma, lam)
+    every = torch.ones(T, S, dtype=torch.bool)
+    adv, _, trained = decision_advantages(rewards, ends, values, every, next_value, every[0],
+                                          gamma, lam)
     want, last = torch.zeros(T, S, dtype=torch.float64), torch.zeros(S, dtype=torch.float64)
     for t in reversed(range(T)):
         following = next_value if t == T - 1 else values[t + 1]

@@ -222,9 +222,9 @@ def decision_advantages(rewards: torch.Tensor, ends: torch.Tensor, values: torch
     decision's target reaches on to the next decision's value (the values of steps
     without a decision are never used, since they are never trained); ``gamma`` and
     ``lam`` still decay per step, so the advantages look as far ahead as when every step
-    was trained on. The rollout's last
-    decision of a stream whose following state has no decision has no value to bootstrap
-    from, so it is not trained on and its value bootstraps the decisions before it.
+    was trained on. The rollout's last decision of a stream whose following state has no
+    decision has no value to bootstrap from, so it is not trained on and its value
+    bootstraps the decisions before it.
 
     Returns ``(advantages, returns, trained)``, each ``(T, S)``; ``trained`` marks the
     decisions to train on (advantages and returns are 0 elsewhere).
