@@ -1,0 +1,81 @@
+"""Atomic file writes: every file a user may load is either the old one or the new one.
+
+A plain write that is killed halfway (SIGKILL, a full disk, a power cut) leaves a
+truncated file that a later load chokes on. These helpers write into a temporary file
+in the same folder, flush it to disk, and rename it over the target: on POSIX a rename
+within one file system is atomic, so a reader sees the previous file or the complete new
+one, never a mix. A failed write removes its temporary file and leaves the target as it
+was.
+
+>>> import tempfile, pathlib
+>>> target = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+>>> atomic_write_text(target, "hello\\n")
+>>> target.read_text()
+'hello\\n'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Callable
+
+__all__ = ["atomic_write", "atomic_write_text", "atomic_torch_save"]
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
+    """Call ``write(fh)`` on a binary temporary file, then move it to ``path`` atomically.
+
+    ``path``'s folder must exist. If ``write`` raises, ``path`` is left untouched and the
+    exception propagates.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; keep the usual mode
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
+    data = text.encode(encoding)
+    atomic_write(path, lambda fh: fh.write(data))
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save(obj, path)``, atomically (see :func:`atomic_write`)."""
+    import torch
+
+    atomic_write(path, lambda fh: torch.save(obj, fh))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
