@@ -14,16 +14,27 @@ TensorBoard logs, the final evaluation table). Every config field is documented 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
+
+from agents.trainers.config import ConfigError, check_resources, describe_plan, load_config
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "default.yaml"
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument error raises :class:`ConfigError` (one line, exit code 2 from
+    :func:`main`) instead of printing the usage and exiting."""
+
+    def error(self, message: str):
+        raise ConfigError(re.sub(r"^argument (\S+): ", r"\1: ", message))
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n", 2)[2])
+    parser = _Parser(prog="train.py", description=__doc__.split("\n")[0],
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog=__doc__.split("\n", 2)[2])
     parser.add_argument("overrides", nargs="*", metavar="section.field=value",
                         help="override single config fields (values parsed as YAML)")
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="YAML config file")
@@ -36,28 +47,40 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="continue the run in runs/<run.name>/ from its last checkpoint")
     parser.add_argument("--runs-dir", default="runs", help="where run folders go")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)  # overrides before and after options
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    from agents.trainers import train_from_config
-    from agents.trainers.config import ConfigError, load_config
+    """Train as the arguments say; 0 when done. Every bad argument or config is refused
+    before anything is built or written: one line ``train.py: error: <field>: <reason>``
+    on stderr, and 2."""
+    try:
+        args = parse_args(argv)
+        overrides = list(args.overrides)
+        for name in ("device", "seed", "trainer"):
+            if getattr(args, name) is not None:
+                overrides.append(f"run.{name}={getattr(args, name)}")
+        cfg = load_config(args.config, overrides)
+        check_resources(cfg, args.runs_dir, resume=args.resume)
+    except ConfigError as exc:
+        return _refuse(exc)
+    print(describe_plan(cfg, resume=args.resume), flush=True)
+    from agents.trainers import train_from_config  # torch and the trainer: seconds to import
     from agents.trainers.run import ResumeError
 
-    overrides = list(args.overrides)
-    for name in ("device", "seed", "trainer"):
-        if getattr(args, name) is not None:
-            overrides.append(f"run.{name}={getattr(args, name)}")
     try:
-        cfg = load_config(args.config, overrides)
         report = train_from_config(cfg, root=args.runs_dir, resume=args.resume,
                                    progress=not args.no_progress)
     except (ConfigError, ResumeError) as exc:
-        print(f"train.py: error: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(exc)
     print(report)
     return 0
+
+
+def _refuse(exc: Exception) -> int:
+    # one line, even where the reason quotes a library's multi-line message
+    print("train.py: error: " + " ".join(str(exc).split()), file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -7,12 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from .config import TrainConfig
-from .run import Run, evaluation_report, learner_row
 
 
 def train_from_config(cfg: TrainConfig, root: str | Path = "runs", resume: bool = False,
                       progress: bool = True) -> str:
-    """Train as ``cfg`` says, evaluate the result, and return the report printed at the end."""
+    """Train as ``cfg`` says (its warm start sized to the run: ``TrainConfig.sized_to_run``),
+    evaluate the result, and return the report printed at the end."""
+    from .run import Run, evaluation_report, learner_row  # torch: not needed to check a config
+
+    cfg = cfg.sized_to_run()
     run = Run(cfg, root=root, resume=resume)
     try:
         if cfg.run.trainer == "torch":

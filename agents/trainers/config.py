@@ -1,9 +1,11 @@
 """Training configuration: nested dataclasses, loaded from YAML, overridable field by field.
 
-Every field has one documented line. Loading is strict: an unknown or mistyped field,
-a value of the wrong type or outside its choices raises :class:`ConfigError` naming
-the field (with the closest valid name when it looks like a typo), so a config never
-silently trains something else than it says.
+Every field has one documented line that states its constraints. Loading is strict: an
+unknown or mistyped field, a value of the wrong type, outside its range or choices, not
+finite, or at odds with another field raises :class:`ConfigError` naming the field (with
+the closest valid name when it looks like a typo), so a config never silently trains
+something else than it says. :func:`check_resources` then checks what only the machine
+can tell (agent specs, checkpoints, the device), still before anything is built.
 
 >>> cfg = load_config(None, overrides=["ppo.learning_rate=1e-3", "run.seed=3"])
 >>> cfg.ppo.learning_rate, cfg.run.seed
@@ -12,8 +14,11 @@ silently trains something else than it says.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
+import math
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,60 +26,121 @@ from typing import Any, Literal
 
 import yaml
 
+from ..fileio import atomic_write_text
+
 
 class ConfigError(ValueError):
-    """A config file or override that does not describe a valid training run."""
+    """A config file or override that does not describe a valid training run.
+
+    The message reads ``<field>: <reason>`` (or ``<thing>: <reason>`` for a file or an
+    override that names no field), on one line.
+    """
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric field (each item of a list, each value of a mapping) may take:
+    ``[low, high]``, ``(low, high]`` with ``low_open``, no upper bound for ``high=None``;
+    floats must also be finite."""
+
+    low: float
+    high: float | None = None
+    low_open: bool = False
+
+    def contains(self, x: int | float) -> bool:
+        if isinstance(x, float) and not math.isfinite(x):
+            return False
+        above = x > self.low if self.low_open else x >= self.low
+        return above and (self.high is None or x <= self.high)
+
+    def describe(self, integer: bool) -> str:
+        if integer:
+            return f"an integer in {self.low:,}..{self.high:,}"
+        if self.high is None:
+            return f"a finite number {'>' if self.low_open else '>='} {self.low:g}"
+        return f"a finite number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+
+
+def ranged(default: Any, low: float, high: float | None = None, *, low_open: bool = False) -> Any:
+    """A dataclass field whose values must lie in ``Range(low, high, low_open)``."""
+    bounds = {"range": Range(low, high, low_open)}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=bounds)
+    return field(default=default, metadata=bounds)
+
+
+MAX_STEPS = 10 ** 12   # any count of learner steps: a year at 30,000 steps/s
+MAX_SEED = 2 ** 31 - 1  # numpy's legacy seeding (SB3, RLlib) stops at 2**32; trainers add offsets
+#: Seats per game of each game (the engines' limits).
+PLAYER_LIMITS = {"dice": (1, 6), "cards": (1, 4)}
+#: A run folder name: one plain folder, never a path, never hidden.
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: What ray.init takes as an address: "auto", "local", "[ray://]host:port".
+RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[^\s:/]+:[0-9]{1,5}")
 
 
 @dataclass
 class RunConfig:
-    name: str = "dice-2p"              # run folder: runs/<name>/
+    name: str = "dice-2p"              # run folder: runs/<name>/; 1-100 letters, digits, '.',
+                                       # '_', '-', starting with a letter or digit (no paths)
     trainer: Literal["torch", "sb3", "rllib"] = "torch"  # on-device PPO, sb3-contrib
                                        # MaskablePPO, or Ray RLlib PPO (the rllib extra)
-    device: Literal["auto", "cpu", "cuda"] = "auto"  # auto = cuda when available
-    seed: int = 0                      # seeds the engine, the network and the opponents
-    total_steps: int = 3_000_000       # learner steps to train on (all seats it plays)
-    checkpoint_every: int = 1_000_000    # learner steps between checkpoints
-    torch_threads: int = 0             # torch CPU threads; 0 = torch's default
+    device: Literal["auto", "cpu", "cuda"] = "auto"  # auto = cuda when available; cuda
+                                       # needs a GPU that torch sees
+    seed: int = ranged(0, 0, MAX_SEED)  # seeds the engine, the network and the opponents;
+                                       # 0..2**31-1
+    total_steps: int = ranged(3_000_000, 1, MAX_STEPS)  # learner steps to train on (all
+                                       # seats it plays); torch, sb3: at least one rollout
+                                       # (ppo.rollout_steps * env.num_games); at most 1e12
+    checkpoint_every: int = ranged(1_000_000, 1, MAX_STEPS)  # learner steps between
+                                       # checkpoints; 1..1e12
+    torch_threads: int = ranged(0, 0, 1024)  # torch CPU threads; 0 = torch's default; 0..1024
     init_from: str = ""                # torch trainer: start from this checkpoint's network
-                                       # (a path or pretrained:<name>; same network config)
-                                       # instead of an imitation warm start; "" = fresh
+                                       # (a path or pretrained:<name> for env.game and
+                                       # env.num_players; same network config) instead of
+                                       # an imitation warm start; "" = fresh
 
 
 @dataclass
 class EnvConfig:
     game: Literal["dice", "cards"] = "dice"  # which Qwinto
-    num_players: int = 2               # seats per game
-    reward: Literal["win", "margin", "score"] = "score"  # see qwinto_env.parallel
-    num_games: int = 256               # games advanced in parallel by the batched engine
+    num_players: int = ranged(2, 1, max(hi for _, hi in PLAYER_LIMITS.values()))  # seats per
+                                       # game: 1..6 (dice), 1..4 (cards); sb3: 2+
+    reward: Literal["win", "margin", "score"] = "score"  # see qwinto_env.parallel; win: 2+
+                                       # players
+    num_games: int = ranged(256, 1, 2 ** 20)  # games advanced in parallel by the batched
+                                       # engine; 1..1,048,576
 
 
 @dataclass
 class NetworkConfig:
-    hidden: list[int] = field(default_factory=lambda: [256, 256])  # MLP layer widths
+    hidden: list[int] = ranged([256, 256], 1, 8192)  # MLP layer widths, at least one layer,
+                                       # each 1..8192
     activation: Literal["tanh", "relu"] = "tanh"  # hidden-layer activation
     features: Literal["raw", "sheet", "cards"] = "sheet"  # "sheet": add the rule-derived
                                        # features of agents/features.py (allowed values per own
-                                       # cell); "cards" (card game): also what each play would
-                                       # announce and who could write it
+                                       # cell); "cards" (card game only): also what each play
+                                       # would announce and who could write it
 
 
 @dataclass
 class PPOConfig:
-    learning_rate: float = 5e-4        # Adam step size
+    learning_rate: float = ranged(5e-4, 0, 1, low_open=True)  # Adam step size; (0, 1]
     anneal_lr: bool = True             # decay the step size linearly to 0
-    rollout_steps: int = 64            # engine steps per game per update
-    reward_scale: float = 0.05         # rewards are multiplied by this before learning: returns
-                                       # of O(1) keep the shared torso's value loss from
-                                       # drowning the policy gradient
-    gamma: float = 0.999               # discount (a game is ~75 engine steps)
-    gae_lambda: float = 0.95           # GAE lambda
-    update_epochs: int = 4             # passes over each rollout
-    num_minibatches: int = 8           # minibatches per pass
-    clip_coef: float = 0.2             # PPO ratio clip
-    ent_coef: float = 0.0              # entropy bonus
-    vf_coef: float = 0.5               # value-loss weight
-    max_grad_norm: float = 0.5         # gradient clipping
+    rollout_steps: int = ranged(64, 1, 2 ** 16)  # engine steps per game per update; 1..65,536
+    reward_scale: float = ranged(0.05, 0, 1000, low_open=True)  # rewards are multiplied by
+                                       # this before learning: returns of O(1) keep the shared
+                                       # torso's value loss from drowning the policy
+                                       # gradient; (0, 1000]
+    gamma: float = ranged(0.999, 0, 1)  # discount (a game is ~75 engine steps); [0, 1]
+    gae_lambda: float = ranged(0.95, 0, 1)  # GAE lambda; [0, 1]
+    update_epochs: int = ranged(4, 1, 1000)  # passes over each rollout; 1..1000
+    num_minibatches: int = ranged(8, 1, 2 ** 20)  # minibatches per pass; torch, sb3: at
+                                       # most one per rollout sample
+    clip_coef: float = ranged(0.2, 0, 1000, low_open=True)  # PPO ratio clip; (0, 1000]
+    ent_coef: float = ranged(0.0, 0, 1000)  # entropy bonus; [0, 1000]
+    vf_coef: float = ranged(0.5, 0, 1000)  # value-loss weight; [0, 1000]
+    max_grad_norm: float = ranged(0.5, 0, low_open=True)  # gradient clipping; finite, > 0
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
     decisions_only: bool = False       # torch trainer: leave steps without a choice out of
                                        # the update (faster; see README, Trainer speed)
@@ -82,42 +148,59 @@ class PPOConfig:
 
 @dataclass
 class ImitationConfig:
-    games: int = 2000                  # demonstrator self-play games to imitate first (0 = off)
+    games: int = ranged(2000, 0, 10 ** 6)  # demonstrator self-play games to imitate first
+                                       # (0 = off; torch trainer only); 0..1e6; capped by
+                                       # steps_per_game
+    steps_per_game: int = ranged(1500, 0, MAX_STEPS)  # the warm start plays at most one game
+                                       # per this many run.total_steps (the default run's
+                                       # 3,000,000 steps: 2,000 games; 200,000: 133), so a
+                                       # short run gets a short warm start; 0 = no cap
     demonstrator: str = "expert"       # agents.load spec of the player to imitate
-    epochs: int = 8                    # passes over the demonstrations
-    batch_size: int = 256              # minibatch size
-    learning_rate: float = 1e-3        # Adam step size of the warm start
+    epochs: int = ranged(8, 1, 1000)   # passes over the demonstrations; 1..1000
+    batch_size: int = ranged(256, 1, 2 ** 20)  # minibatch size; 1..1,048,576
+    learning_rate: float = ranged(1e-3, 0, 1, low_open=True)  # Adam step size of the warm
+                                       # start; (0, 1]
 
 
 @dataclass
 class OpponentConfig:
-    self_play: float = 0.6             # share of games where every seat is the learner
-    snapshots: float = 0.2             # share of games against earlier snapshots of the learner
-    scripted: dict[str, float] = field(
-        default_factory=lambda: {"random": 0.05, "greedy": 0.1, "expert": 0.05})  # spec: share
-    snapshot_every: int = 200_000      # learner steps between snapshots added to the pool
-    pool_size: int = 5                 # snapshots kept (oldest dropped)
+    self_play: float = ranged(0.6, 0, 1e6)  # share of games where every seat is the learner
+    snapshots: float = ranged(0.2, 0, 1e6)  # share of games against earlier snapshots of the
+                                       # learner (not with rllib)
+    scripted: dict[str, float] = ranged(
+        {"random": 0.05, "greedy": 0.1, "expert": 0.05}, 0, 1e6)  # agents.load spec: share;
+                                       # shares are in [0, 1e6], not all 0; solo: only
+                                       # self_play
+    snapshot_every: int = ranged(200_000, 1, MAX_STEPS)  # learner steps between snapshots
+                                       # added to the pool; 1..1e12
+    pool_size: int = ranged(5, 1, 1000)  # snapshots kept (oldest dropped); 1..1000
 
 
 @dataclass
 class EvalConfig:
-    every: int = 1_000_000               # learner steps between evaluations (0 = only at the end)
-    games: int = 200                   # games per opponent during training
-    final_games: int = 2000            # games per opponent in the final table
+    every: int = ranged(1_000_000, 0, MAX_STEPS)  # learner steps between evaluations
+                                       # (0 = only at the end); 0..1e12
+    games: int = ranged(200, 1, 10 ** 7)  # games per opponent during training; 1..1e7
+    final_games: int = ranged(2000, 1, 10 ** 7)  # games per opponent in the final table
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "expert"])
+                                       # agents.load specs for env.game, at least one,
+                                       # each once
 
 
 @dataclass
 class RLlibConfig:
-    address: str = ""                  # Ray cluster to join ("auto", "ray://head:10001");
-                                       # "" = start a local Ray instance
-    num_cpus: int = 2                  # CPUs of the local Ray instance (0 = all); unused
-                                       # with an address
-    num_env_runners: int = 1           # sampling actors (0 = sample in the driver)
-    num_envs_per_env_runner: int = 4   # games each env runner plays side by side
-    num_learners: int = 0              # learner actors (0 = learn in the driver)
-    train_batch_size: int = 4000       # agent steps (all modules) sampled per PPO update
-    minibatch_size: int = 500          # SGD minibatch (agent steps)
+    address: str = ""                  # Ray cluster to join ("auto", "ray://head:10001",
+                                       # "host:port"); "" = start a local Ray instance
+    num_cpus: int = ranged(2, 0, 4096)  # CPUs of the local Ray instance (0 = all); unused
+                                       # with an address; at least one per env runner
+    num_env_runners: int = ranged(1, 0, 4096)  # sampling actors (0 = sample in the driver)
+    num_envs_per_env_runner: int = ranged(4, 1, 4096)  # games each env runner plays side by
+                                       # side
+    num_learners: int = ranged(0, 0, 1024)  # learner actors (0 = learn in the driver)
+    train_batch_size: int = ranged(4000, 1, 2 ** 24)  # agent steps (all modules) sampled per
+                                       # PPO update
+    minibatch_size: int = ranged(500, 1, 2 ** 24)  # SGD minibatch (agent steps); at most
+                                       # train_batch_size per learner
 
 
 @dataclass
@@ -135,127 +218,207 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def validate(self) -> "TrainConfig":
-        """Check cross-field constraints; raise :class:`ConfigError` naming the field."""
-        positive = {"run.total_steps": self.run.total_steps, "env.num_games": self.env.num_games,
-                    "ppo.rollout_steps": self.ppo.rollout_steps,
-                    "ppo.update_epochs": self.ppo.update_epochs,
-                    "ppo.num_minibatches": self.ppo.num_minibatches,
-                    "ppo.learning_rate": self.ppo.learning_rate,
-                    "ppo.reward_scale": self.ppo.reward_scale,
-                    "run.checkpoint_every": self.run.checkpoint_every,
-                    "eval.final_games": self.eval.final_games,
-                    "imitation.epochs": self.imitation.epochs,
-                    "imitation.batch_size": self.imitation.batch_size,
-                    "imitation.learning_rate": self.imitation.learning_rate}
-        for name, value in positive.items():
-            if value <= 0:
-                raise ConfigError(f"{name} must be positive, got {value}")
-        limits = {"dice": (1, 6), "cards": (1, 4)}[self.env.game]
-        if not limits[0] <= self.env.num_players <= limits[1]:
-            raise ConfigError(f"env.num_players must be in {limits[0]}..{limits[1]} for "
-                              f"{self.env.game}, got {self.env.num_players}")
-        if self.imitation.games < 0:
-            raise ConfigError(f"imitation.games must be >= 0, got {self.imitation.games}")
-        if self.imitation.games and self.run.trainer != "torch":
-            raise ConfigError("imitation (imitation.games > 0) is a warm start of the torch "
-                              f"trainer; set imitation.games: 0 for the {self.run.trainer} "
-                              "trainer")
-        if self.run.init_from and self.run.trainer != "torch":
-            raise ConfigError(f"run.init_from is supported by the torch trainer, not by the "
-                              f"{self.run.trainer} trainer")
-        if self.ppo.decisions_only and self.run.trainer != "torch":
-            raise ConfigError(f"ppo.decisions_only is supported by the torch trainer, not by "
-                              f"the {self.run.trainer} trainer")
-        if self.run.init_from and self.imitation.games:
-            raise ConfigError("run.init_from and imitation.games are two ways to start a run; "
-                              "set imitation.games: 0 to start from run.init_from")
+        """Check every field's type and range, then the constraints between fields; raise
+        :class:`ConfigError` naming the field. Returns ``self``."""
+        for section in dataclasses.fields(self):
+            _check_section(getattr(self, section.name), section.name)
+        self._validate_run()
+        self._validate_game()
+        self._validate_trainer()
+        self._validate_opponents()
         if self.run.trainer == "rllib":
             self._validate_rllib()
-        if self.env.reward == "win" and self.env.num_players == 1:
-            raise ConfigError('env.reward "win" needs 2+ players')
-        for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= getattr(self.ppo, name) <= 1.0:
-                raise ConfigError(f"ppo.{name} must be in [0, 1], got {getattr(self.ppo, name)}")
-        if self.network.features == "cards" and self.env.game != "cards":
-            raise ConfigError(f'network.features "cards" is for the card game, not '
-                              f'env.game {self.env.game!r}')
-        if not self.network.hidden or any(h <= 0 for h in self.network.hidden):
-            raise ConfigError(f"network.hidden must list positive widths, got {self.network.hidden}")
-        shares = {"opponents.self_play": self.opponents.self_play,
-                  "opponents.snapshots": self.opponents.snapshots,
-                  **{f"opponents.scripted.{k}": v for k, v in self.opponents.scripted.items()}}
-        for name, share in shares.items():
-            if share < 0:
-                raise ConfigError(f"{name} must be >= 0, got {share}")
-        if sum(shares.values()) <= 0:
-            raise ConfigError("opponent shares (opponents.self_play, .snapshots, .scripted) "
-                              "must not all be 0")
-        if self.env.num_players == 1 and sum(shares.values()) != self.opponents.self_play:
-            raise ConfigError("solo play has no opponents: set opponents.snapshots and "
-                              "opponents.scripted to 0")
         return self
+
+    def warm_start_games(self) -> int:
+        """The demonstrator games the warm start plays: ``imitation.games``, at most one
+        per ``imitation.steps_per_game`` learner steps of ``run.total_steps`` (no cap at 0)."""
+        ic = self.imitation
+        if not ic.steps_per_game:
+            return ic.games
+        return min(ic.games, self.run.total_steps // ic.steps_per_game)
+
+    def sized_to_run(self) -> "TrainConfig":
+        """A copy whose ``imitation.games`` is :meth:`warm_start_games` (what will be played)."""
+        imitation = dataclasses.replace(self.imitation, games=self.warm_start_games())
+        return dataclasses.replace(self, imitation=imitation)
+
+    def _validate_run(self) -> None:
+        if not RUN_NAME.fullmatch(self.run.name):
+            raise ConfigError(f"run.name: must be a plain folder name (1-100 letters, digits, "
+                              f"'.', '_', '-', starting with a letter or digit), got "
+                              f"{_shown(self.run.name)}")
+        if self.run.init_from and self.imitation.games:
+            raise ConfigError("run.init_from: run.init_from and imitation.games are two ways to "
+                              "start a run; set imitation.games: 0 to start from run.init_from")
+
+    def _validate_game(self) -> None:
+        env = self.env
+        low, high = PLAYER_LIMITS[env.game]
+        if not low <= env.num_players <= high:
+            raise ConfigError(f"env.num_players: must be in {low}..{high} for the {env.game} "
+                              f"game, got {env.num_players}")
+        if env.reward == "win" and env.num_players == 1:
+            raise ConfigError('env.reward: "win" needs 2+ players')
+        if self.network.features == "cards" and env.game != "cards":
+            raise ConfigError(f'network.features: "cards" is for the card game, not '
+                              f'env.game {env.game!r}')
+        if not self.network.hidden:
+            raise ConfigError("network.hidden: must list at least one layer width")
+
+    def _validate_trainer(self) -> None:
+        trainer = self.run.trainer
+        if trainer != "torch":
+            torch_only = {"imitation.games": self.imitation.games,
+                          "run.init_from": self.run.init_from,
+                          "ppo.decisions_only": self.ppo.decisions_only}
+            off = {"imitation.games": "0", "run.init_from": '""', "ppo.decisions_only": "false"}
+            for name, value in torch_only.items():
+                if value:
+                    raise ConfigError(f"{name}: is supported by the torch trainer, not by the "
+                                      f"{trainer} trainer (set {name}: {off[name]})")
+            if trainer == "sb3" and self.env.num_players < 2:
+                raise ConfigError("env.num_players: the sb3 trainer seats the learner against "
+                                  "opponents: 2 or more (use the torch trainer for solo play)")
+        if trainer == "rllib":
+            return
+        rollout = self.ppo.rollout_steps * self.env.num_games
+        if self.run.total_steps < rollout:
+            raise ConfigError(f"run.total_steps: must be at least one rollout "
+                              f"(ppo.rollout_steps * env.num_games = {rollout:,}), got "
+                              f"{self.run.total_steps:,}")
+        if self.ppo.num_minibatches > rollout:
+            raise ConfigError(f"ppo.num_minibatches: must not exceed the samples of a rollout "
+                              f"(ppo.rollout_steps * env.num_games = {rollout:,}), got "
+                              f"{self.ppo.num_minibatches:,}")
+
+    def _validate_opponents(self) -> None:
+        oc = self.opponents
+        shares = {"opponents.self_play": oc.self_play, "opponents.snapshots": oc.snapshots,
+                  **{f"opponents.scripted.{k}": v for k, v in oc.scripted.items()}}
+        if sum(shares.values()) <= 0:
+            raise ConfigError("opponents.self_play: the opponent shares (opponents.self_play, "
+                              ".snapshots, .scripted) must not all be 0")
+        others = [name for name, share in shares.items()
+                  if share > 0 and name != "opponents.self_play"]
+        if self.env.num_players == 1 and others:
+            raise ConfigError(f"{others[0]}: solo play has no opponents: set "
+                              f"opponents.snapshots and opponents.scripted to 0")
+        if not self.eval.opponents:
+            raise ConfigError("eval.opponents: must list at least one agent spec")
+        twice = sorted({s for s in self.eval.opponents if self.eval.opponents.count(s) > 1})
+        if twice:
+            raise ConfigError(f"eval.opponents: lists {twice[0]!r} more than once")
 
     def _validate_rllib(self) -> None:
         r = self.rllib
-        for name in ("num_cpus", "num_env_runners", "num_learners"):
-            if getattr(r, name) < 0:
-                raise ConfigError(f"rllib.{name} must be >= 0, got {getattr(r, name)}")
-        for name in ("num_envs_per_env_runner", "train_batch_size", "minibatch_size"):
-            if getattr(r, name) <= 0:
-                raise ConfigError(f"rllib.{name} must be positive, got {getattr(r, name)}")
-        if r.minibatch_size > r.train_batch_size:
-            raise ConfigError(f"rllib.minibatch_size ({r.minibatch_size}) must not exceed "
-                              f"rllib.train_batch_size ({r.train_batch_size})")
+        if r.address and not RAY_ADDRESS.fullmatch(r.address):
+            raise ConfigError(f'rllib.address: must be "", "auto", "local" or '
+                              f'"[ray://]host:port", got {_shown(r.address)}')
+        per_learner = r.train_batch_size // max(1, r.num_learners)
+        if r.minibatch_size > per_learner:
+            raise ConfigError(f"rllib.minibatch_size: must not exceed the batch of each learner "
+                              f"(rllib.train_batch_size // rllib.num_learners = "
+                              f"{per_learner:,}), got {r.minibatch_size:,}")
+        if not r.address and r.num_cpus and r.num_env_runners > r.num_cpus:
+            raise ConfigError(f"rllib.num_env_runners: {r.num_env_runners} env runners take one "
+                              f"CPU each, more than the local Ray instance has "
+                              f"(rllib.num_cpus = {r.num_cpus})")
         if self.opponents.snapshots > 0:
-            raise ConfigError("the rllib trainer has no snapshot pool: set "
+            raise ConfigError("opponents.snapshots: the rllib trainer has no snapshot pool: set "
                               "opponents.snapshots: 0 (self-play and fixed opponents only)")
 
 
-# -- loading -----------------------------------------------------------------------------
+# -- checking values ------------------------------------------------------------------------
 
-def _check_value(path: str, value: Any, hint: Any) -> Any:
-    """``value`` converted to the annotated type ``hint``, or ConfigError naming ``path``."""
+def _check_section(section: Any, name: str) -> None:
+    """Type and range of every field of one section (what a program may have set directly)."""
+    hints = typing.get_type_hints(type(section))
+    for f in dataclasses.fields(section):
+        _check_value(f"{name}.{f.name}", getattr(section, f.name), hints[f.name],
+                     f.metadata.get("range"))
+
+
+def _check_value(path: str, value: Any, hint: Any, bounds: Range | None = None) -> Any:
+    """``value`` converted to the annotated type ``hint`` (numbers within ``bounds``), or
+    ConfigError naming ``path``."""
     origin = typing.get_origin(hint)
     if origin is Literal:
-        choices = typing.get_args(hint)
-        if value not in choices:
-            raise ConfigError(f"{path} must be one of {list(choices)}, got {value!r}")
-        return value
+        return _check_choice(path, value, typing.get_args(hint))
     if origin is list:
         if not isinstance(value, list):
-            raise ConfigError(f"{path} must be a list, got {value!r}")
+            raise ConfigError(f"{path}: must be a list, got {_shown(value)}")
         (item,) = typing.get_args(hint)
-        return [_check_value(f"{path}[{i}]", v, item) for i, v in enumerate(value)]
+        return [_check_value(f"{path}[{i}]", v, item, bounds) for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{path} must be a mapping, got {value!r}")
+            raise ConfigError(f"{path}: must be a mapping, got {_shown(value)}")
         key_t, val_t = typing.get_args(hint)
-        return {_check_value(f"{path} key", k, key_t): _check_value(f"{path}.{k}", v, val_t)
+        return {_check_value(f"{path} key", k, key_t): _check_value(f"{path}.{k}", v, val_t,
+                                                                     bounds)
                 for k, v in value.items()}
     if hint is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{path} must be true or false, got {value!r}")
+            raise ConfigError(f"{path}: must be true or false, got {_shown(value)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{path} must be an integer, got {value!r}")
-        return value
+            raise ConfigError(f"{path}: must be an integer, got {_shown(value)}")
+        return _check_range(path, value, bounds, integer=True)
     if hint is float:
-        if isinstance(value, str) and _looks_numeric(value):
-            value = float(value)  # YAML 1.1 reads 3e-4 (no dot) as a string
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{path} must be a number, got {value!r}")
-        return float(value)
+        return _check_range(path, _to_float(path, value), bounds, integer=False)
     if hint is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{path} must be a string, got {value!r}")
+            raise ConfigError(f"{path}: must be a string, got {_shown(value)}")
         return value
     raise ConfigError(f"{path}: unsupported field type {hint}")  # a bug in this module
 
 
+def _check_choice(path: str, value: Any, choices: tuple[Any, ...]) -> Any:
+    if value in choices:
+        return value
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"{path}: must be one of {list(choices)}, got {_shown(value)}{hint}")
+
+
+def _to_float(path: str, value: Any) -> float:
+    if isinstance(value, str) and _looks_numeric(value):
+        value = float(value)  # YAML 1.1 reads 3e-4 (no dot) as a string
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{path}: must be a number, got {_shown(value)}")
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond any float
+        raise ConfigError(f"{path}: must be a finite number, got {_shown(value)}") from None
+
+
+def _check_range(path: str, value: int | float, bounds: Range | None, integer: bool) -> Any:
+    if bounds is not None and not bounds.contains(value):
+        raise ConfigError(f"{path}: must be {bounds.describe(integer)}, got {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a one-line message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# -- loading --------------------------------------------------------------------------------
+
 def _build(cls: type, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{path or 'the config'} must be a mapping, got {data!r}")
+        raise ConfigError(f"{path or 'the config'}: must be a mapping of fields, got "
+                          f"{_shown(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     kwargs = {}
@@ -264,7 +427,7 @@ def _build(cls: type, data: Any, path: str) -> Any:
         if key not in names:
             close = difflib.get_close_matches(str(key), names, n=1)
             hint = f"; did you mean {(path + '.' if path else '') + close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown config field {where!r}{hint} "
+            raise ConfigError(f"{where}: unknown config field{hint} "
                               f"(fields of {path or 'the top level'}: {names})")
         if dataclasses.is_dataclass(hints[key]):
             kwargs[key] = _build(hints[key], value, where)
@@ -278,52 +441,191 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
     return _build(TrainConfig, data, "").validate()
 
 
-def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
+def _parse_yaml(text: str, what: str, path: str = "") -> Any:
+    """The YAML document ``text`` (``what``: a file or an override value, ``path``: the
+    field it sits at); ConfigError when it is not valid YAML or a mapping in it holds a
+    key twice (YAML would silently keep only the last)."""
+    try:
+        _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), path, what)
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = " ".join(filter(None, (getattr(exc, "context", None),
+                                         getattr(exc, "problem", None)))) or str(exc)
+        head = f"{path}: {what}" if path else f"{what}:"
+        raise ConfigError(" ".join(f"{head} is not valid YAML: {where}{problem}".split())) \
+            from None
+
+
+def _refuse_duplicate_keys(node: Any, path: str, what: str, seen: set[int] | None = None) -> None:
+    seen = set() if seen is None else seen
+    if id(node) in seen:  # an alias: checked where its anchor is
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        lines: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *defaults" merges, not a key
+                continue
+            key = getattr(key_node, "value", None)
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and key in lines:
+                raise ConfigError(f"{where}: appears twice in {what} (lines {lines[key]} and "
+                                  f"{key_node.start_mark.line + 1}); the first would be "
+                                  f"silently dropped")
+            lines[key] = key_node.start_mark.line + 1
+            _refuse_duplicate_keys(value_node, where, what, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _refuse_duplicate_keys(item, f"{path}[{i}]", what, seen)
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    what = f"config file {str(path)!r}"
+    if path.is_dir():
+        raise ConfigError(f"{what}: is a directory, not a YAML file")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what}: does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: is not UTF-8 text (byte {raw[exc.start]:#04x} at offset "
+                          f"{exc.start})") from None
+    data = _parse_yaml(text, what)
+    if data is None:
+        raise ConfigError(f"{what}: is empty; it must map sections (run, env, ppo, ...) to "
+                          f"their fields")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what}: must map sections (run, env, ppo, ...) to their fields, "
+                          f"got a {type(data).__name__}")
+    return data
+
+
+def _apply_override(data: dict[str, Any], item: str) -> None:
+    """Set ``section.field=value`` (value parsed as YAML) in ``data``."""
+    key, sep, raw = item.partition("=")
+    parts = key.strip().split(".")
+    if not sep or len(parts) < 2 or not all(parts):
+        raise ConfigError(f"override {item!r}: must look like section.field=value")
+    value = _parse_yaml(raw, f"override value {raw!r}", key.strip())
     node = data
-    for part in parents:
+    for depth, part in enumerate(parts[:-1]):
         node = node.setdefault(part, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"override {dotted!r}: {part!r} is not a section")
-    node[leaf] = value
+            raise ConfigError(f"{'.'.join(parts[:depth + 1])}: is a field, not a section "
+                              f"(override {item!r})")
+    node[parts[-1]] = value
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
     """Read a YAML config (``None``: the defaults) and apply ``key.sub=value`` overrides.
 
-    Override values are parsed as YAML (``1e-3``, ``true``, ``[128, 128]``).
+    Override values are parsed as YAML (``1e-3``, ``true``, ``[128, 128]``). Raises
+    :class:`ConfigError` for anything that does not describe a valid run.
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {str(path)!r} does not exist")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"config file {str(path)!r} must hold a mapping of sections")
+    data = _read_config_file(Path(path)) if path is not None else {}
     for item in overrides:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"override {item!r} must look like section.field=value")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: value is not valid YAML: {exc}") from exc
-        _set_path(data, key.strip(), value)
+        _apply_override(data, item)
     return config_from_dict(data)
 
 
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def save_config(cfg: TrainConfig, path: str | Path) -> None:
-    """Write the resolved config as YAML (the run folder keeps it next to its checkpoints)."""
-    Path(path).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    """Write the resolved config as YAML (the run folder keeps it next to its checkpoints);
+    atomically: the file is the old one or the complete new one."""
+    atomic_write_text(path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+
+
+# -- before a run starts --------------------------------------------------------------------
+
+def check_resources(cfg: TrainConfig, runs_dir: str | Path, resume: bool = False) -> None:
+    """Refuse, with :class:`ConfigError` naming the field, what only this machine can tell:
+    a device torch does not see, a trainer whose package is missing, a run folder that is
+    a file, an agent spec (``eval.opponents``, ``opponents.scripted``,
+    ``imitation.demonstrator``) that does not load for ``env.game`` and
+    ``env.num_players``, a ``run.init_from`` checkpoint that is missing, corrupt or holds
+    another network (not checked on ``resume``, which does not read it). Builds nothing
+    and writes nothing."""
+    _check_machine(cfg)
+    root = Path(runs_dir)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"--runs-dir: {str(root)!r} is not a folder")
+    if (root / cfg.run.name).exists() and not (root / cfg.run.name).is_dir():
+        raise ConfigError(f"run.name: {str(root / cfg.run.name)!r} exists and is not a folder")
+    _check_agent_specs(cfg)
+    if cfg.run.init_from and not resume:
+        _check_init_from(cfg)
+
+
+def _check_machine(cfg: TrainConfig) -> None:
+    import importlib.util
+
+    if cfg.run.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ConfigError("run.device: is 'cuda' but torch sees no CUDA device (use "
+                              "--device cpu or auto)")
+    if cfg.run.trainer == "rllib" and importlib.util.find_spec("ray") is None:
+        raise ConfigError('run.trainer: rllib needs Ray RLlib: pip install -e ".[rllib]"')
+
+
+def _check_agent_specs(cfg: TrainConfig) -> None:
+    from ..load import load
+
+    specs = {**{f"eval.opponents[{i}]": s for i, s in enumerate(cfg.eval.opponents)},
+             **{f"opponents.scripted.{s}": s for s in cfg.opponents.scripted},
+             "imitation.demonstrator": cfg.imitation.demonstrator}
+    for name, spec in specs.items():
+        try:
+            load(spec, game=cfg.env.game, num_players=cfg.env.num_players)
+        except ValueError as exc:  # every agents.load error
+            raise ConfigError(f"{name}: {exc}") from None
+
+
+def _check_init_from(cfg: TrainConfig) -> None:
+    from qwinto_env.parallel import parallel_env
+
+    from ..policy import PolicyNetwork
+    from .run import init_network
+
+    env = parallel_env(game=cfg.env.game, num_players=cfg.env.num_players)
+    seat = env.possible_agents[0]
+    net = PolicyNetwork(env.observation_space(seat)["observation"].shape[0],
+                        int(env.action_space(seat).n), **vars(cfg.network))
+    init_network(net, cfg)  # raises ConfigError naming run.init_from
+
+
+def describe_plan(cfg: TrainConfig, resume: bool = False) -> str:
+    """What each phase of the run will cost, in games and learner steps (train.py prints it
+    before it starts)."""
+    ec, opponents = cfg.eval, ", ".join(cfg.eval.opponents)
+    rounds = (cfg.run.total_steps - 1) // ec.every if ec.every else 0
+    during = rounds * ec.games * len(cfg.eval.opponents)
+    final = ec.final_games * len(cfg.eval.opponents)
+    return (f"plan: warm start: {_warm_start_plan(cfg, resume)}\n"
+            f"      PPO ({cfg.run.trainer} trainer): {cfg.run.total_steps:,} learner steps"
+            f"{' in all, on from the last checkpoint' if resume else ''}, a checkpoint every "
+            f"{cfg.run.checkpoint_every:,}\n"
+            f"      evaluation: {during:,} games during training ({rounds} x {ec.games:,} "
+            f"against each opponent), {final:,} at the end ({ec.final_games:,} against each "
+            f"of {opponents})")
+
+
+def _warm_start_plan(cfg: TrainConfig, resume: bool) -> str:
+    ic, games = cfg.imitation, cfg.warm_start_games()
+    if resume:
+        return "none (resuming from the last checkpoint)"
+    if cfg.run.init_from:
+        return f"the network of run.init_from {cfg.run.init_from!r}"
+    if not games:
+        return "none" + (f" (imitation.games {ic.games:,} capped to 0: run.total_steps "
+                         f"< imitation.steps_per_game)" if ic.games else "")
+    capped = (f"; imitation.games {ic.games:,} capped at one game per "
+              f"imitation.steps_per_game = {ic.steps_per_game:,} of run.total_steps"
+              if games < ic.games else "")
+    return (f"imitate {games:,} self-play game{'s' if games > 1 else ''} of {ic.demonstrator!r} "
+            f"({ic.epochs} epochs){capped}")
