@@ -355,7 +355,7 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     :class:`EvaluationError` naming it.
     """
     _check_settings(game, num_players, games, seed, workers, engine)
-    games, seed, workers = int(games), int(seed), int(workers)
+    num_players, games, seed, workers = int(num_players), int(games), int(seed), int(workers)
     entries = _seat_entries(agents, game, num_players, workers)
     specs = [a if isinstance(a, str) else None for a in entries]
     names = _entrant_names([a if isinstance(a, str) else a.name for a in entries])

@@ -169,8 +169,10 @@ def test_paths_and_numpy_integers_are_accepted(tmp_path):
     torch_path = tmp_path / "p.pt"
     size = observation_size(2)
     save_checkpoint(torch_path, PolicyNetwork(size, 37, hidden=(8,)), "dice", 2, size, 37)
-    res = play([torch_path, "random"], games=np.int64(3), seed=np.int64(5), progress=False)
+    res = play([torch_path, "random"], num_players=np.int64(2), games=np.int64(3),
+               seed=np.int64(5), progress=False)
     assert res.entrants == [str(torch_path), "random"] and res.games == 3
+    assert json.loads(json.dumps(res.summary))["players"] == 2
     assert json.loads(json.dumps(res.summary))["seed"] == 5
 
 
