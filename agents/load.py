@@ -29,6 +29,7 @@ count.
 
 from __future__ import annotations
 
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -88,11 +89,12 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
     if not isinstance(game, str) or game not in PLAYER_COUNTS:
         raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(PLAYER_COUNTS)}")
-    if isinstance(num_players, bool) or not isinstance(num_players, int) \
+    if isinstance(num_players, bool) or not isinstance(num_players, numbers.Integral) \
             or num_players not in PLAYER_COUNTS[game]:
         r = PLAYER_COUNTS[game]
         raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
                              f"for the {game} game, got {num_players!r}")
+    num_players = int(num_players)
     if isinstance(spec, str) and spec in BUILTIN_AGENTS:
         factory, games = BUILTIN_AGENTS[spec]
         if game not in games:
