@@ -8,7 +8,10 @@ Command line::
 
 ``--agents`` takes one spec per seat (anything :func:`agents.load` accepts: ``random``,
 ``greedy``, ``expert``, a checkpoint path), or a single spec for self-play in every seat.
-Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``).
+Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``). Every
+option is checked before the first game (the specs loaded, the output folders looked
+at): a bad one is an argparse error naming it (exit status 2). The outputs are written
+atomically (:mod:`agents.fileio`); ``--plot`` takes its image format from the extension.
 
 Fairness and reproducibility
 ----------------------------
@@ -53,14 +56,17 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
+import io
 import itertools
 import json
 import math
 import multiprocessing
+import numbers
+import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -68,7 +74,8 @@ from qwinto_env import rules
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
-from .load import load
+from .fileio import atomic_write, atomic_write_text
+from .load import PLAYER_COUNTS, load
 
 __all__ = ["Results", "play", "seating", "summarise", "bradley_terry", "format_table", "main",
            "BATCHED_RUNNERS"]
@@ -83,8 +90,18 @@ BATCH_GAMES = 4096
 STATS = ("score", "misthrows", "full_rows", "pentagon_columns")
 
 
+#: :func:`play`'s arguments -> the command line's options.
+OPTIONS = {"agents": "--agents", "game": "--game", "num_players": "--players",
+           "games": "--games", "seed": "--seed", "workers": "--workers", "engine": "--engine"}
+
+
 class EvaluationError(ValueError):
-    """A tournament that cannot be played as asked (bad agents list, bad counts)."""
+    """A tournament that cannot be played as asked. ``argument`` names the :func:`play`
+    argument at fault (the message starts with it), None for a failure during play."""
+
+    def __init__(self, problem: str, argument: str | None = None):
+        super().__init__(problem if argument is None else f"{argument}: {problem}")
+        self.problem, self.argument = problem, argument
 
 
 @dataclass
@@ -269,36 +286,80 @@ def _worker(args: tuple) -> dict[str, np.ndarray]:
                        agent_seeds)
 
 
-def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2,
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_settings(game: Any, num_players: Any, games: Any, seed: Any, workers: Any,
+                    engine: Any) -> None:
+    """Raise :class:`EvaluationError` for the first of :func:`play`'s settings that is bad."""
+    if not (isinstance(engine, str) and engine in ENGINES):
+        raise EvaluationError(f"unknown engine {engine!r}; choose one of {ENGINES}", "engine")
+    if not (isinstance(game, str) and game in GAMES):
+        raise EvaluationError(f"unknown game {game!r}; choose one of {sorted(GAMES)}", "game")
+    if engine == "batched" and game not in BATCHED_RUNNERS:
+        raise EvaluationError(f"the {game} game has no batched engine runner", "engine")
+    counts = PLAYER_COUNTS[game]
+    if not (_is_int(num_players) and num_players in counts):
+        raise EvaluationError(f"must be an integer in {counts.start}..{counts.stop - 1} for "
+                              f"the {game} game, got {num_players!r}", "num_players")
+    for argument, value, least in (("games", games, 1), ("seed", seed, 0),
+                                   ("workers", workers, 1)):
+        if not (_is_int(value) and value >= least):
+            kind = "a positive" if least else "a non-negative"
+            raise EvaluationError(f"must be {kind} integer, got {value!r}", argument)
+
+
+def _seat_entries(agents: Any, game: str, num_players: int,
+                  workers: int) -> list[str | Agent]:
+    """One spec or :class:`Agent` per seat, each checked to fit the game and player count."""
+    if isinstance(agents, (str, bytes, os.PathLike, Agent)) \
+            or not isinstance(agents, Iterable):
+        raise EvaluationError(f"must be a list with one spec or Agent per seat (or one for "
+                              f"self-play), got {agents!r}", "agents")
+    entries = [os.fspath(a) if isinstance(a, os.PathLike) else a for a in agents]
+    if len(entries) == 1:
+        entries *= num_players
+    if len(entries) != num_players:
+        raise EvaluationError(f"{len(entries)} agents for {num_players} players: give one "
+                              f"agent per seat, or one agent for self-play", "agents")
+    for i, entry in enumerate(entries):
+        if isinstance(entry, Agent) and (entry.game, entry.num_players) != (game, num_players):
+            raise EvaluationError(f"agents[{i}] {entry!r} does not play the {game} game with "
+                                  f"{num_players} players", "agents")
+        if not isinstance(entry, (str, Agent)):
+            raise EvaluationError(f"agents[{i}] is {entry!r}, neither a spec (a name or a "
+                                  f"path) nor an Agent", "agents")
+    if workers > 1 and not all(isinstance(a, str) for a in entries):
+        raise EvaluationError("above 1 needs agent specs (strings), not Agent objects "
+                              "(each worker process loads its own agents)", "workers")
+    return entries
+
+
+def _load_spec(spec: str, game: str, num_players: int) -> Agent:
+    try:
+        return load(spec, game=game, num_players=num_players)
+    except ValueError as exc:  # every load error: a bad spec or a bad checkpoint
+        raise EvaluationError(str(exc), "agents") from exc
+
+
+def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_players: int = 2,
          games: int = 1000, seed: int = 0, workers: int = 1,
          progress: bool = True, engine: str = "auto") -> Results:
     """Play ``games`` games with seat rotation; see the module docstring.
 
-    ``agents`` holds one spec or :class:`Agent` per seat (or a single one for
-    self-play). ``workers > 1`` splits the games over processes (specs only, single
-    engine). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``.
+    ``agents`` holds one spec (a name or a path) or :class:`Agent` per seat (or a single
+    one for self-play). ``workers > 1`` splits the games over processes (specs only,
+    single engine). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``. Every
+    argument is checked, and every spec loaded, before the first game: a bad one raises
+    :class:`EvaluationError` naming it.
     """
-    if engine not in ENGINES:
-        raise EvaluationError(f"unknown engine {engine!r}; choose one of {ENGINES}")
-    if game not in GAMES:
-        raise EvaluationError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
-    agents = list(agents)
-    if len(agents) == 1:
-        agents = agents * num_players
-    if len(agents) != num_players:
-        raise EvaluationError(f"{len(agents)} agents for {num_players} players: give one "
-                              f"agent per seat, or one agent for self-play")
-    if not isinstance(games, int) or games < 1:
-        raise EvaluationError(f"games must be a positive integer, got {games!r}")
-    if not isinstance(workers, int) or workers < 1:
-        raise EvaluationError(f"workers must be a positive integer, got {workers!r}")
-    specs = [a if isinstance(a, str) else None for a in agents]
-    names = _entrant_names([a if isinstance(a, str) else getattr(a, "name", type(a).__name__)
-                            for a in agents])
-    if workers > 1 and None in specs:
-        raise EvaluationError("workers > 1 needs agent specs (strings), not Agent objects")
-    objs = [load(a, game=game, num_players=num_players) if isinstance(a, str) else a
-            for a in agents]
+    _check_settings(game, num_players, games, seed, workers, engine)
+    num_players, games, seed, workers = int(num_players), int(games), int(seed), int(workers)
+    entries = _seat_entries(agents, game, num_players, workers)
+    specs = [a if isinstance(a, str) else None for a in entries]
+    names = _entrant_names([a if isinstance(a, str) else a.name for a in entries])
+    objs = [_load_spec(a, game, num_players) if isinstance(a, str) else a for a in entries]
     rng = np.random.default_rng(seed)
     game_seeds = rng.integers(0, 2 ** 62, size=games)
     seat_of = seating(games, num_players)
@@ -306,8 +367,6 @@ def play(agents: Sequence[str | Agent], game: str = "dice", num_players: int = 2
     from tqdm import tqdm
 
     runner = BATCHED_RUNNERS.get(game)
-    if engine == "batched" and runner is None:
-        raise EvaluationError(f"the {game} game has no batched engine runner")
     use_batched = engine == "batched" or (
         engine == "auto" and runner is not None and all(a.supports_batch for a in objs))
     start = time.perf_counter()
@@ -434,12 +493,13 @@ def format_table(summary: dict[str, Any]) -> str:
 def write_csv(summary: dict[str, Any], path: str) -> None:
     """One row per entrant with every statistic of the table."""
     rows = summary["agents"]
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["game", "players", "games", "seed", *rows[0]])
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({"game": summary["game"], "players": summary["players"],
-                             "games": summary["games"], "seed": summary["seed"], **row})
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=["game", "players", "games", "seed", *rows[0]])
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({"game": summary["game"], "players": summary["players"],
+                         "games": summary["games"], "seed": summary["seed"], **row})
+    atomic_write_text(path, text.getvalue())
 
 
 def write_json(res: Results, path: str) -> None:
@@ -447,12 +507,17 @@ def write_json(res: Results, path: str) -> None:
     ``seat``)."""
     per_game = {k: getattr(res, k).tolist() for k in (*STATS, "seat")}
     data = {**res.summary, "entrants": res.entrants, "per_game": per_game}
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1)
+    atomic_write_text(path, json.dumps(data, indent=1))
+
+
+def plot_format(path: str) -> str:
+    """The image format of a plot file: its extension, PNG without one."""
+    return os.path.splitext(path)[1][1:].lower() or "png"
 
 
 def plot_scores(res: Results, path: str) -> None:
-    """PNG of each entrant's score distribution (step histograms, one per entrant)."""
+    """An image (format: :func:`plot_format`) of each entrant's score distribution (step
+    histograms, one per entrant)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -469,11 +534,56 @@ def plot_scores(res: Results, path: str) -> None:
     ax.set_title(f"Qwinto {res.game}, {res.num_players} players, {res.games} games")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        atomic_write(path, lambda fh: fig.savefig(fh, format=plot_format(path), dpi=100))
+    finally:
+        plt.close(fig)
 
 
 # -- command line -------------------------------------------------------------------
+
+def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit with an argparse error for an output file that could not be written."""
+    seen: dict[str, str] = {}
+    for option in ("--json", "--csv", "--plot"):
+        path = getattr(args, option[2:])
+        if path is None:
+            continue
+        problem = _output_problem(path)
+        if problem is None and option == "--plot":
+            problem = _plot_problem(path)
+        if problem is None and os.path.realpath(path) in seen:
+            problem = f"is the file {seen[os.path.realpath(path)]} writes too"
+        if problem:
+            parser.error(f"argument {option}: {path!r} {problem}")
+        seen[os.path.realpath(path)] = option
+
+
+def _output_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (atomically: a new file in its folder)."""
+    if not path:
+        return "is no file name"
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        return f"is in {folder!r}, which is not an existing directory"
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"is in {folder!r}, which is not writable"
+    return None
+
+
+def _plot_problem(path: str) -> str | None:
+    """Why matplotlib could not write a plot to ``path``."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        return "needs matplotlib, which is not installed"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if plot_format(path) not in formats:
+        return f"has format {plot_format(path)!r}; matplotlib writes {sorted(formats)}"
+    return None
+
 
 def main(argv: Sequence[str] | None = None) -> Results:
     parser = argparse.ArgumentParser(prog="python -m agents.evaluate",
@@ -489,15 +599,20 @@ def main(argv: Sequence[str] | None = None) -> Results:
                         help="batched engine when every agent supports batches (auto)")
     parser.add_argument("--json", help="write the summary and the per-game results as JSON")
     parser.add_argument("--csv", help="write the per-agent table as CSV")
-    parser.add_argument("--plot", help="write a PNG of the score distributions")
+    parser.add_argument("--plot", help="write an image of the score distributions (format "
+                                       "from the extension, PNG without one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    _check_outputs(parser, args)
     try:
         res = play([s.strip() for s in args.agents.split(",")], game=args.game,
                    num_players=args.players, games=args.games, seed=args.seed,
                    workers=args.workers, progress=not args.quiet, engine=args.engine)
     except ValueError as exc:
-        parser.exit(2, f"error: {exc}\n")
+        argument = getattr(exc, "argument", None)
+        if argument is None:  # a failure during play
+            parser.exit(2, f"error: {exc}\n")
+        parser.error(f"argument {OPTIONS[argument]}: {exc.problem}")
     print(format_table(res.summary))
     if args.json:
         write_json(res, args.json)

@@ -21,12 +21,15 @@ them. Extra keyword arguments go to the agent's constructor (e.g.
 Errors (all ``ValueError`` subclasses, the message names the spec and the problem):
 :class:`AgentSpecError` for an unknown name or an agent that does not play the game,
 :class:`CheckpointNotFoundError` for a missing file,
-:class:`agents.policy.CheckpointError` for a corrupt file or a checkpoint made for
-another game or player count.
+:class:`agents.policy.CheckpointError` for any other file that is not exactly a
+checkpoint as it was saved (unreadable, a directory, corrupt, malformed; see
+:func:`agents.policy.load_checkpoint`) or a checkpoint made for another game or player
+count.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -34,7 +37,7 @@ from typing import Any, Callable
 from .base import Agent
 
 __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS",
-           "pretrained_names"]
+           "PLAYER_COUNTS", "pretrained_names"]
 
 #: Where the shipped pretrained checkpoints live (package data).
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -47,7 +50,7 @@ def pretrained_names() -> list[str]:
     return sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
 
 #: Player counts of each game (the engines' limits).
-_PLAYERS = {"dice": range(1, 7), "cards": range(1, 5)}
+PLAYER_COUNTS = {"dice": range(1, 7), "cards": range(1, 5)}
 
 
 class AgentSpecError(ValueError):
@@ -84,13 +87,14 @@ BUILTIN_AGENTS: dict[str, tuple[Callable[..., Agent], tuple[str, ...]]] = {
 def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
          **kwargs: Any) -> Agent:
     """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
-    if game not in _PLAYERS:
-        raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(_PLAYERS)}")
-    if isinstance(num_players, bool) or not isinstance(num_players, int) \
-            or num_players not in _PLAYERS[game]:
-        r = _PLAYERS[game]
+    if not isinstance(game, str) or game not in PLAYER_COUNTS:
+        raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(PLAYER_COUNTS)}")
+    if isinstance(num_players, bool) or not isinstance(num_players, numbers.Integral) \
+            or num_players not in PLAYER_COUNTS[game]:
+        r = PLAYER_COUNTS[game]
         raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
                              f"for the {game} game, got {num_players!r}")
+    num_players = int(num_players)
     if isinstance(spec, str) and spec in BUILTIN_AGENTS:
         factory, games = BUILTIN_AGENTS[spec]
         if game not in games:
@@ -105,9 +109,13 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
             raise AgentSpecError(f"{spec!r}: the lookahead plays a checkpoint (a path or "
                                  f"pretrained:<name>), not {inner!r}")
         from .lookahead import LookaheadAgent
+        from .policy import CheckpointError
 
         network, data = read_checkpoint(inner, game, num_players)
-        agent = LookaheadAgent.from_checkpoint(network, data, **kwargs)
+        try:
+            agent = LookaheadAgent.from_checkpoint(network, data, **kwargs)
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint {inner!r}: {exc}") from exc
         agent.name = spec
         return agent
     network, _ = read_checkpoint(spec, game, num_players)
@@ -132,7 +140,7 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
     if not looks_like_path:
         raise AgentSpecError(f"unknown agent spec {path!r}: expected one of "
                              f"{sorted(BUILTIN_AGENTS)} or a path to a checkpoint file")
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise CheckpointNotFoundError(f"checkpoint file {path!r} does not exist")
     from .policy import CheckpointError, load_checkpoint
 

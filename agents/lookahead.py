@@ -48,6 +48,7 @@ rate against the expert, +1 point in self-play) at an eighth of its speed.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -126,6 +127,26 @@ class Afterstates(NamedTuple):
     pass_ends: torch.Tensor
 
 
+def _config_section(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``parent[key]`` of a checkpoint's training config, checked to be a mapping."""
+    section = parent.get(key)
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise CheckpointError(f"checkpoint's training config has {key} of type "
+                              f"{type(section).__name__}, not a mapping")
+    return section
+
+
+def _config_number(value: Any, key: str) -> float:
+    """A finite number of a checkpoint's training config."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
+        raise CheckpointError(f"checkpoint's training config has {key} {value!r}, not a "
+                              f"finite number")
+    return float(value)
+
+
 class LookaheadAgent(Agent):
     """Plays a dice checkpoint by one-roll lookahead on its value head (module docstring).
 
@@ -173,15 +194,15 @@ class LookaheadAgent(Agent):
                         **kwargs: Any) -> "LookaheadAgent":
         """Build the agent from a loaded checkpoint (see :func:`agents.policy.load_checkpoint`),
         taking ``reward_scale`` and ``gamma`` from its training config unless given."""
-        config = (data.get("metadata") or {}).get("config") or {}
-        reward = (config.get("env") or {}).get("reward", "score")
-        if reward != "score":
+        config = _config_section(data.get("metadata") or {}, "config")
+        reward = _config_section(config, "env").get("reward", "score")
+        if not (isinstance(reward, str) and reward == "score"):
             raise CheckpointError(f"checkpoint was trained with env.reward {reward!r}; the "
                                   f"lookahead needs a value head in points (env.reward 'score')")
-        ppo = config.get("ppo") or {}
+        ppo = _config_section(config, "ppo")
         for key in ("reward_scale", "gamma"):
             if key in ppo:
-                kwargs.setdefault(key, float(ppo[key]))
+                kwargs.setdefault(key, _config_number(ppo[key], f"ppo.{key}"))
         return cls(network, game=data.get("game", "dice"),
                    num_players=int(data.get("num_players", 2)), **kwargs)
 

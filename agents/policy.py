@@ -26,15 +26,21 @@ masks illegal actions out and plays the most likely legal action, or samples wit
 
 from __future__ import annotations
 
+import io
 import os
+import stat
+import zipfile
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from qwinto_env.parallel import GAMES
+
 from .base import Agent, IllegalMaskError
 from .features import FEATURE_SETS, FEATURES
+from .load import PLAYER_COUNTS
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
@@ -150,33 +156,166 @@ def save_checkpoint(path: str | os.PathLike, network: PolicyNetwork, game: str,
 
 
 _REQUIRED = ("game", "num_players", "observation_size", "num_actions", "network", "state_dict")
+_NETWORK_KEYS = ("hidden", "activation", "features")
+_ZIP_MAGIC = b"PK\x03\x04"  # how torch tells its zip format from the legacy one
+_PICKLE_MAGIC = b"\x80"     # a legacy torch file is a pickle (protocol 2)
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[PolicyNetwork, dict[str, Any]]:
     """Read a checkpoint; the rebuilt network and the checkpoint dict.
 
-    Raises :class:`CheckpointError` naming the file and what is wrong with it.
+    The network's parameters are bit for bit those that were saved, or this raises
+    :class:`CheckpointError` naming the file and what is wrong with it: unreadable or
+    not a regular file; not a torch zip archive (torch's legacy format carries no
+    checksums, so it is refused); a member whose CRC-32 does not match (torch does not
+    check them); a field of the wrong type or value, or one that does not fit the game
+    and player count; weights that are not finite or do not fit the network the fields
+    describe.
     """
+    raw = _read_bytes(path)
+    _check(path, _archive_problem(raw))
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a truncated or foreign file
+        data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a damaged or foreign archive
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a torch file: "
-                              f"{type(exc).__name__}: {exc}") from exc
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"checkpoint {str(path)!r} is not a {CHECKPOINT_FORMAT!r} "
-                              f"checkpoint (no format key)")
-    if data.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} has format version "
-                              f"{data.get('version')!r}; this code reads version "
-                              f"{CHECKPOINT_VERSION}")
+                              f"{_brief(exc)}") from exc
+    _check(path, _fields_problem(data) or _network_problem(data["network"])
+           or _weights_problem(data))
+    net = PolicyNetwork(data["observation_size"], data["num_actions"], **data["network"])
+    net.load_state_dict(data["state_dict"])
+    return net, data
+
+
+def _check(path: str | os.PathLike, problem: str | None) -> None:
+    """Raise the CheckpointError for ``problem`` (a predicate: "is empty"), if any."""
+    if problem is not None:
+        raise CheckpointError(f"checkpoint {str(path)!r} {problem}")
+
+
+def _read_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes, read once: what is verified is what is loaded."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            _check(path, "is a directory, not a checkpoint file" if stat.S_ISDIR(mode)
+                   else "is not a regular file")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: "
+                              f"{exc.strerror or exc}") from exc
+
+
+def _archive_problem(raw: bytes) -> str | None:
+    """Why ``raw`` is not an intact torch zip archive, or None."""
+    if not raw:
+        return "is empty"
+    if not raw.startswith(_ZIP_MAGIC):
+        if raw.startswith(_PICKLE_MAGIC):
+            return ("is in torch's legacy (non-zip) format, which has no checksums to "
+                    "detect corruption by; save it again with torch.save to use it")
+        return "is corrupt or not a torch file (not a zip archive)"
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            damaged = archive.testzip()
+    except Exception as exc:  # zipfile raises many types for a damaged archive
+        return f"is corrupt (a damaged zip archive: {_brief(exc)})"
+    return None if damaged is None else f"is corrupt: its member {damaged!r} fails its CRC-32"
+
+
+def _brief(exc: Exception) -> str:
+    """One line for an error (torch's weights-only errors run to a page, the cause after
+    a marker)."""
+    text = str(exc)
+    _, marker, cause = text.partition("WeightsUnpickler error:")
+    lines = [line.strip() for line in (cause if marker else text).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fields_problem(data: Any) -> str | None:
+    """What is wrong with the checkpoint dict's fields other than the network's, or None."""
+    if not isinstance(data, dict):
+        return (f"is not a {CHECKPOINT_FORMAT!r} checkpoint (it holds a "
+                f"{type(data).__name__}, not a dict)")
+    if not (isinstance(data.get("format"), str) and data["format"] == CHECKPOINT_FORMAT):
+        return f"is not a {CHECKPOINT_FORMAT!r} checkpoint (format {data.get('format')!r})"
+    if not (_is_int(data.get("version")) and data["version"] == CHECKPOINT_VERSION):
+        return (f"has format version {data.get('version')!r}; this code reads version "
+                f"{CHECKPOINT_VERSION}")
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise CheckpointError(f"checkpoint {str(path)!r} lacks the keys {missing}")
+        return f"lacks the keys {missing}"
+    if not isinstance(data.get("metadata", {}), dict):
+        return f"has metadata of type {type(data['metadata']).__name__}, not a dict"
+    return _game_problem(data)
+
+
+def _game_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with the game, the player count or the sizes (not that game's)."""
+    game, players = data["game"], data["num_players"]
+    if not (isinstance(game, str) and game in GAMES):
+        return f"has game {game!r}; expected one of {sorted(GAMES)}"
+    counts = PLAYER_COUNTS[game]
+    if not (_is_int(players) and players in counts):
+        return (f"has num_players {players!r}; the {game} game takes an integer in "
+                f"{counts.start}..{counts.stop - 1}")
+    engine = GAMES[game](num_players=players)
+    sizes = {"observation_size": len(engine.observation_index(0)),
+             "num_actions": engine.num_actions}
+    for key, size in sizes.items():
+        if not (_is_int(data[key]) and data[key] == size):
+            return f"has {key} {data[key]!r}; the {players}-player {game} game has {size}"
+    return None
+
+
+def _network_problem(config: Any) -> str | None:
+    """What is wrong with the ``network`` field (:class:`PolicyNetwork`'s arguments)."""
+    if not isinstance(config, dict):
+        return f"has network {config!r}; expected a dict with keys from {_NETWORK_KEYS}"
+    unknown = [k for k in config if k not in _NETWORK_KEYS]
+    if unknown:
+        return f"has unknown network keys {unknown}; expected keys from {_NETWORK_KEYS}"
+    hidden = config.get("hidden", [])
+    if not (isinstance(hidden, (list, tuple)) and all(_is_int(h) and h > 0 for h in hidden)):
+        return f"has network hidden {hidden!r}; expected a list of positive integers"
+    for key, choices in (("activation", sorted(_ACTIVATIONS)), ("features", FEATURE_SETS)):
+        if key in config and not (isinstance(config[key], str) and config[key] in choices):
+            return f"has network {key} {config[key]!r}; expected one of {list(choices)}"
+    return None
+
+
+def _weights_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with ``state_dict``: not exactly the network's tensors (names,
+    shapes, dtype) or not finite."""
+    state = data["state_dict"]
+    if not isinstance(state, dict):
+        return f"has a state_dict of type {type(state).__name__}, not a dict"
     try:
-        net = PolicyNetwork(int(data["observation_size"]), int(data["num_actions"]),
-                            **data["network"])
-        net.load_state_dict(data["state_dict"])
-    except Exception as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r} has a network that does not "
-                              f"match its config: {exc}") from exc
-    return net, data
+        with torch.device("meta"):  # shapes only: a huge hidden size allocates nothing
+            wanted = PolicyNetwork(data["observation_size"], data["num_actions"],
+                                   **data["network"]).state_dict()
+    except ValueError as exc:
+        return f"has a network config that does not fit its observations: {exc}"
+    mismatch = "has a state_dict that does not match its config"
+    if set(state) != set(wanted):
+        return f"{mismatch}: keys {sorted(map(str, state))}, not {sorted(wanted)}"
+    for key, want in wanted.items():
+        got = state[key]
+        if not (isinstance(got, torch.Tensor) and got.layout == torch.strided
+                and got.dtype == want.dtype and got.shape == want.shape):
+            return (f"{mismatch}: {key!r} is {_describe(got)}, not a {want.dtype} tensor "
+                    f"of shape {tuple(want.shape)}")
+        if not np.isfinite(got.detach().numpy()).all():  # numpy: no thread start-up
+            return f"has weights that are not finite (inf or nan) in state_dict[{key!r}]"
+    return None
+
+
+def _describe(value: Any) -> str:
+    if not isinstance(value, torch.Tensor):
+        return f"a {type(value).__name__}"
+    layout = "" if value.layout == torch.strided else f" {value.layout}"
+    return f"a{layout} {value.dtype} tensor of shape {tuple(value.shape)}"

@@ -152,7 +152,7 @@ def test_command_line_outputs(tmp_path, capsys):
 def test_bad_requests(capsys):
     with pytest.raises(EvaluationError, match="3 agents for 2 players"):
         play(["random"] * 3, games=2)
-    with pytest.raises(EvaluationError, match="games must be a positive integer"):
+    with pytest.raises(EvaluationError, match="games: must be a positive integer"):
         play(["random"], games=0)
     with pytest.raises(EvaluationError, match="needs agent specs"):
         play([RandomAgent(), "random"], games=2, workers=2)

@@ -1,0 +1,208 @@
+"""The evaluator checks every argument before the first game (command line and
+``play``), and writes its outputs atomically."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents.evaluate as evaluate
+from agents.evaluate import EvaluationError, main, play, plot_scores, write_csv, write_json
+from agents.policy import PolicyNetwork, save_checkpoint
+from agents.scripted import RandomAgent
+from qwinto_env.dice import observation_size
+
+
+@pytest.fixture
+def games_played(monkeypatch):
+    """Every way a game could start, replaced by a recorder: the list of attempts."""
+    attempts = []
+
+    def record(*args, **kwargs):
+        attempts.append(args)
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(evaluate, "_play_games", record)
+    for game in list(evaluate.BATCHED_RUNNERS):
+        monkeypatch.setitem(evaluate.BATCHED_RUNNERS, game, record)
+    monkeypatch.setattr(evaluate.multiprocessing, "get_context", record)
+    return attempts
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Paths the bad arguments refer to: a folder, a plain file, a corrupt checkpoint."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file.txt").write_text("not a folder\n")
+    (tmp_path / "corrupt.pt").write_bytes(b"PK\x03\x04 broken")
+    return tmp_path
+
+
+BAD_COMMAND_LINES = [
+    (["--game", "chess"], "--game"),
+    (["--game"], "--game"),
+    (["--players", "0"], "--players"),
+    (["--players", "-1"], "--players"),
+    (["--players", "7"], "--players"),
+    (["--game", "cards", "--players", "5"], "--players"),
+    (["--players", "two"], "--players"),
+    (["--players", "2.5"], "--players"),
+    (["--agents", "nobody"], "--agents"),
+    (["--agents", "expert,expert,expert"], "--agents"),
+    (["--agents", ""], "--agents"),
+    (["--agents", "expert,"], "--agents"),
+    (["--agents", "pretrained:nope"], "--agents"),
+    (["--agents", "{tmp}/missing.pt"], "--agents"),
+    (["--agents", "{tmp}/folder"], "--agents"),
+    (["--agents", "{tmp}/corrupt.pt"], "--agents"),
+    (["--agents", "pretrained:cards-2p"], "--agents"),          # a card bot, dice game
+    (["--players", "3", "--agents", "pretrained:dice-2p"], "--agents"),  # a 2-player bot
+    (["--agents", "lookahead:expert"], "--agents"),
+    (["--game", "cards", "--agents", "lookahead:pretrained:cards-2p"], "--agents"),
+    (["--games", "0"], "--games"),
+    (["--games", "-5"], "--games"),
+    (["--games", "x"], "--games"),
+    (["--games", "1.5"], "--games"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "x"], "--seed"),
+    (["--workers", "0"], "--workers"),
+    (["--workers", "-2"], "--workers"),
+    (["--workers", "x"], "--workers"),
+    (["--engine", "gpu"], "--engine"),
+    (["--quiet=yes"], "--quiet"),
+    *[(["--" + out, path], "--" + out) for out in ("json", "csv", "plot") for path in
+      ("{tmp}/missing/out.x", "{tmp}/folder", "{tmp}/file.txt/out.x", "")],
+    (["--plot", "{tmp}/scores.txt"], "--plot"),
+    (["--json", "{tmp}/out", "--csv", "{tmp}/./out"], "--csv"),
+    (["--csv", "{tmp}/out.png", "--plot", "{tmp}/out.png"], "--plot"),
+]
+
+
+@pytest.mark.parametrize("args, option", BAD_COMMAND_LINES)
+def test_bad_command_line(args, option, files, games_played, capsys):
+    argv = ["--games", "4", "--quiet", *(a.replace("{tmp}", str(files)) for a in args)]
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    last = capsys.readouterr().err.rstrip("\n").split("\n")[-1]
+    assert last.startswith(f"python -m agents.evaluate: error: argument {option}: "), last
+    assert games_played == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into any folder")
+def test_output_folder_not_writable(tmp_path, games_played, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(SystemExit):
+        main(["--games", "4", "--quiet", "--json", str(locked / "out.json")])
+    err = capsys.readouterr().err
+    assert "argument --json:" in err and "not writable" in err
+    assert games_played == []
+
+
+def test_output_folder_checked_with_os_access(tmp_path, games_played, monkeypatch, capsys):
+    """What root cannot see with chmod: a folder the process may not write into."""
+    monkeypatch.setattr(evaluate.os, "access", lambda path, mode: False)
+    with pytest.raises(SystemExit):
+        main(["--games", "4", "--quiet", "--csv", str(tmp_path / "out.csv")])
+    assert "argument --csv:" in capsys.readouterr().err
+    assert games_played == []
+
+
+def dice_agent(**kw):
+    return RandomAgent(game="dice", num_players=2, **kw)
+
+
+BAD_CALLS = [
+    (dict(game="chess"), "game"),
+    (dict(game=3), "game"),
+    (dict(game=["dice"]), "game"),
+    (dict(num_players=0), "num_players"),
+    (dict(num_players=7), "num_players"),
+    (dict(num_players=2.0), "num_players"),
+    (dict(num_players=True), "num_players"),
+    (dict(num_players="2"), "num_players"),
+    (dict(num_players=None), "num_players"),
+    (dict(games=0), "games"),
+    (dict(games=-1), "games"),
+    (dict(games=1.5), "games"),
+    (dict(games=True), "games"),
+    (dict(games="10"), "games"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=1.5), "seed"),
+    (dict(seed="0"), "seed"),
+    (dict(seed=None), "seed"),
+    (dict(workers=0), "workers"),
+    (dict(workers=1.5), "workers"),
+    (dict(workers=None), "workers"),
+    (dict(engine="gpu"), "engine"),
+    (dict(engine=["auto"]), "engine"),
+    (dict(agents="expert"), "agents"),                   # a bare string, not a list
+    (dict(agents=Path("expert.pt")), "agents"),
+    (dict(agents=dice_agent()), "agents"),
+    (dict(agents=5), "agents"),
+    (dict(agents=[]), "agents"),
+    (dict(agents=["expert"] * 3), "agents"),
+    (dict(agents=[3]), "agents"),
+    (dict(agents=[None, "random"]), "agents"),
+    (dict(agents=["nobody"]), "agents"),
+    (dict(agents=["missing.pt"]), "agents"),
+    (dict(agents=[RandomAgent(game="cards", num_players=2)]), "agents"),
+    (dict(agents=[RandomAgent(game="dice", num_players=3)]), "agents"),
+    (dict(agents=[dice_agent(), "random"], workers=2), "workers"),
+]
+
+
+@pytest.mark.parametrize("kwargs, argument", BAD_CALLS)
+def test_bad_play_arguments(kwargs, argument, games_played):
+    with pytest.raises(EvaluationError) as info:
+        play(**{"agents": ["random"], "games": 4, "progress": False, **kwargs})
+    assert info.value.argument == argument
+    assert str(info.value).startswith(f"{argument}: ")
+    assert games_played == []
+
+
+def test_paths_and_numpy_integers_are_accepted(tmp_path):
+    torch_path = tmp_path / "p.pt"
+    size = observation_size(2)
+    save_checkpoint(torch_path, PolicyNetwork(size, 37, hidden=(8,)), "dice", 2, size, 37)
+    res = play([torch_path, "random"], num_players=np.int64(2), games=np.int64(3),
+               seed=np.int64(5), progress=False)
+    assert res.entrants == [str(torch_path), "random"] and res.games == 3
+    assert json.loads(json.dumps(res.summary))["players"] == 2
+    assert json.loads(json.dumps(res.summary))["seed"] == 5
+
+
+@pytest.fixture(scope="module")
+def results():
+    return play(["random"], games=3, progress=False)
+
+
+@pytest.mark.parametrize("write", [
+    lambda res, path: write_json(res, path),
+    lambda res, path: write_csv(res.summary, path),
+    lambda res, path: plot_scores(res, path),
+], ids=["json", "csv", "plot"])
+def test_outputs_are_written_atomically(write, results, tmp_path, monkeypatch):
+    """A write that fails before its last step leaves the previous file as it was."""
+    target = tmp_path / "out"
+    target.write_bytes(b"previous run\n")
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        write(results, str(target))
+    assert target.read_bytes() == b"previous run\n"
+    assert os.listdir(tmp_path) == ["out"]
+
+
+@pytest.mark.parametrize("name, magic", [("scores", b"\x89PNG"), ("scores.svg", b"<?xml"),
+                                         ("scores.pdf", b"%PDF")])
+def test_plot_format_follows_the_extension(name, magic, results, tmp_path):
+    plot_scores(results, str(tmp_path / name))
+    assert (tmp_path / name).read_bytes().startswith(magic)
