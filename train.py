@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ResumeError) as exc:
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C: say what --resume continues, no traceback
+        print(f"\ntrain.py: {str(exc) or 'interrupted'}", file=sys.stderr)
+        return 130
     print(report)
     return 0
 

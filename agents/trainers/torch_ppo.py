@@ -85,7 +85,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
 
     step, start_step = 0, 0
     if resume:
-        state = run.load_state()
+        state = run.state
         net.load_state_dict(state["network"])
         optimizer.load_state_dict(state["optimizer"])
         pool.load_state_dict(state["pool"], net)
