@@ -262,6 +262,26 @@ def scalars(folder: Path, tag: str) -> dict[int, float]:
     return values
 
 
+def test_a_resumed_torch_run_anneals_the_step_size_as_the_uninterrupted_run(tmp_path,
+                                                                             monkeypatch):
+    cfg = load_config(None, [*TINY, "run.name=a", "run.total_steps=1000",
+                             "run.checkpoint_every=300"])
+    train_from_config(cfg, root=tmp_path, progress=False)
+    uninterrupted = scalars(tmp_path / "a" / "tb", "train/lr")
+    first_checkpoint = min(step for step in uninterrupted if step >= 300)
+    cfg.run.name = "b"
+    with monkeypatch.context() as patch:
+        interrupt_after_checkpoints(patch, 1)
+        with pytest.raises(TrainingInterrupted, match=f"continues run b from its checkpoint "
+                                                      f"at step {first_checkpoint}"):
+            train_from_config(cfg, root=tmp_path, progress=False)
+    train_from_config(cfg, root=tmp_path, resume=True, progress=False)
+    resumed = scalars(tmp_path / "b" / "tb", "train/lr")
+    assert len(resumed) == len(uninterrupted) > 5
+    for step, lr in uninterrupted.items():
+        assert resumed[step] == pytest.approx(lr), step
+
+
 def test_sb3_resumes_from_its_state_with_the_settings_of_the_config(tmp_path, monkeypatch):
     """The SB3 model travels inside the trainer state; a resume trains on with the
     config's settings (here a learning rate 100 times smaller), not the saved ones."""
