@@ -64,15 +64,19 @@ def main(argv: list[str] | None = None) -> int:
         check_resources(cfg, args.runs_dir, resume=args.resume)
     except ConfigError as exc:
         return _refuse(exc)
-    print(describe_plan(cfg, resume=args.resume), flush=True)
     from agents.trainers import train_from_config  # torch and the trainer: seconds to import
     from agents.trainers.run import ResumeError
 
     try:
         report = train_from_config(cfg, root=args.runs_dir, resume=args.resume,
-                                   progress=not args.no_progress)
+                                   progress=not args.no_progress,
+                                   on_start=lambda: print(describe_plan(cfg, args.resume),
+                                                          flush=True))
     except (ConfigError, ResumeError) as exc:
         return _refuse(exc)
+    except KeyboardInterrupt as exc:  # Ctrl-C: say what --resume continues, no traceback
+        print(f"\ntrain.py: {str(exc) or 'interrupted'}", file=sys.stderr)
+        return 130
     print(report)
     return 0
 

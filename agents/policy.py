@@ -40,6 +40,7 @@ from qwinto_env.parallel import GAMES
 
 from .base import Agent, IllegalMaskError
 from .features import FEATURE_SETS, FEATURES
+from .fileio import atomic_torch_save
 from .load import PLAYER_COUNTS
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
@@ -148,11 +149,14 @@ class PolicyAgent(Agent):
 def save_checkpoint(path: str | os.PathLike, network: PolicyNetwork, game: str,
                     num_players: int, observation_size: int, num_actions: int,
                     metadata: dict[str, Any] | None = None) -> None:
-    """Write ``network`` as a version-1 checkpoint (see the module docstring)."""
-    torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "game": game,
-                "num_players": int(num_players), "observation_size": int(observation_size),
-                "num_actions": int(num_actions), "network": dict(network.config),
-                "state_dict": network.state_dict(), "metadata": dict(metadata or {})}, path)
+    """Write ``network`` as a version-1 checkpoint (see the module docstring), atomically:
+    a reader sees the previous file or the complete new one, never a truncated one."""
+    atomic_torch_save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
+                       "game": game, "num_players": int(num_players),
+                       "observation_size": int(observation_size),
+                       "num_actions": int(num_actions), "network": dict(network.config),
+                       "state_dict": network.state_dict(),
+                       "metadata": dict(metadata or {})}, path)
 
 
 _REQUIRED = ("game", "num_players", "observation_size", "num_actions", "network", "state_dict")

@@ -22,12 +22,13 @@ with ``rllib.num_cpus`` CPUs, or joins the cluster at ``rllib.address``.
 
 Checkpoints: ``run.checkpoint_every`` learner steps, the policy exported to
 ``checkpoints/step_<n>.pt`` (``agents.load`` takes it) plus RLlib's own checkpoint
-``checkpoints/rllib/`` that ``--resume`` restores.
+``checkpoints/rllib_<n>/`` (only the newest is kept) that ``--resume`` restores.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from typing import Any
 
@@ -36,7 +37,7 @@ from tqdm import tqdm
 
 from ..policy import PolicyNetwork
 from .config import ConfigError, TrainConfig
-from .run import Run, learner_row
+from .run import Run, learner_row, policy_shape
 
 #: Result keys (RLlib's metrics layout of the new API stack).
 _ENV_RUNNERS = "env_runners"
@@ -126,13 +127,9 @@ def learner_steps(result: dict[str, Any]) -> int:
 def export(algo: Any, cfg: TrainConfig) -> PolicyNetwork:
     """The learner module's current weights, from the learner group (local or remote
     learners alike), as a plain :class:`PolicyNetwork`."""
-    from qwinto_env.parallel import parallel_env
-
     from .rllib_env import LEARNER, export_network
     weights = algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
-    env = parallel_env(game=cfg.env.game, num_players=cfg.env.num_players)
-    obs_size = env.observation_space(env.possible_agents[0])["observation"].shape[0]
-    return export_network(weights, obs_size, int(env.action_space(env.possible_agents[0]).n),
+    return export_network(weights, *policy_shape(cfg.env.game, cfg.env.num_players),
                           vars(cfg.network))
 
 
@@ -146,8 +143,10 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     try:
         step, lifetime = 0, 0
         if resume:
-            state = run.load_state()
-            algo.restore_from_path(str((run.ckpt_dir / "rllib").resolve()))
+            state = run.state
+            # runs saved before states named their folder kept it in rllib/
+            folder = run.ckpt_dir / state.get("rllib_dir", "rllib")
+            algo.restore_from_path(str(folder.resolve()))
             step, lifetime = int(state["step"]), int(state["rllib_lifetime"])
         bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
                    desc=f"rllib PPO {cfg.env.game} {cfg.env.num_players}p", dynamic_ncols=True)
@@ -187,8 +186,17 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
 
 
 def save(algo: Any, run: Run, step: int, lifetime: int) -> PolicyNetwork:
-    """The exported policy checkpoint plus RLlib's own (for ``--resume``); the policy."""
-    algo.save_to_path(str((run.ckpt_dir / "rllib").resolve()))
+    """The exported policy checkpoint plus RLlib's own (for ``--resume``); the policy.
+
+    RLlib writes a folder, which cannot be replaced atomically: each checkpoint gets a
+    new one, ``rllib_<step>/``, that the trainer state names once it is complete; the
+    older folders (and any a kill left half-written) go after the state is saved.
+    """
+    folder = f"rllib_{step}"
+    algo.save_to_path(str((run.ckpt_dir / folder).resolve()))
     network = export(algo, run.cfg)
-    run.save(network, step, {"rllib_lifetime": lifetime})
+    run.save(network, step, {"rllib_lifetime": lifetime, "rllib_dir": folder})
+    for old in run.ckpt_dir.glob("rllib*"):
+        if old.is_dir() and old.name != folder:
+            shutil.rmtree(old)
     return network

@@ -7,9 +7,17 @@ A run lives in ``runs/<name>/``::
         step_<n>.pt        policy checkpoints (agents.load accepts them)
         latest.pt          the newest policy checkpoint
         trainer_state.pt   optimizer, opponent pool, counters: what --resume needs
-    final.pt               the policy at the end of training
+    final.pt               the policy at the end of training (written last)
     evaluation.txt         the final evaluation table
     tb/                    TensorBoard logs (``tensorboard --logdir runs``)
+
+Kill safety: every file a user may load is written atomically (:mod:`agents.fileio`),
+so a kill leaves the previous file or the new one, never a truncated one. A checkpoint
+writes the trainer state before its policy files, so ``--resume`` continues from a state
+at least as new as ``latest.pt`` (losing at most one ``run.checkpoint_every``) and
+writes the policy files the kill kept from being written. ``final.pt`` comes after
+``evaluation.txt``: a run whose ``final.pt`` holds the newest state's policy is finished,
+and ``--resume`` leaves it alone; one killed during its final evaluation is evaluated.
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ from typing import Any
 import torch
 
 from ..evaluate import format_table, play
+from ..fileio import atomic_torch_save, atomic_write_text
 from ..load import AgentSpecError, read_checkpoint
-from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
+from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from .config import ConfigError, TrainConfig, save_config
 
 
@@ -61,7 +70,46 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
 
 
 class ResumeError(ValueError):
-    """A run that cannot be resumed (no state, or a state for another config)."""
+    """A run that cannot be resumed (no state, a corrupt one, or one for another config)."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; the message says what ``--resume`` continues from."""
+
+
+STATE_KEYS = ("step", "config", "network")  # what every trainer's state holds
+
+
+def read_trainer_state(path: str | Path, cfg: TrainConfig,
+                       device: str | torch.device = "cpu") -> dict[str, Any]:
+    """The trainer state at ``path``, checked against ``cfg``; reads, never writes.
+
+    Raises :class:`ResumeError` naming the file and the reason when it is missing,
+    corrupt, or was written by another trainer or for another game or network.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ResumeError(f"cannot resume run {cfg.run.name!r}: {path} does not exist "
+                          f"(a run stopped before its first checkpoint starts again "
+                          f"without --resume)")
+    try:
+        state = torch.load(path, map_location=device, weights_only=False)
+    except Exception as exc:  # torch raises many types for a truncated or foreign file
+        raise ResumeError(f"cannot resume from {path}: the file is corrupt or not a trainer "
+                          f"state ({type(exc).__name__}: {exc})") from exc
+    missing = [k for k in STATE_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise ResumeError(f"cannot resume from {path}: not a trainer state (no {missing})")
+    saved, now = state["config"], cfg.to_dict()
+    if saved["run"]["trainer"] != cfg.run.trainer:
+        raise ResumeError(f"cannot resume from {path}: the run was trained by the "
+                          f"{saved['run']['trainer']} trainer, the config now says "
+                          f"{cfg.run.trainer}")
+    for section in ("env", "network"):
+        if saved[section] != now[section]:
+            raise ResumeError(f"cannot resume: the run was trained with {section} = "
+                              f"{saved[section]}, the config now says {now[section]}")
+    return state
 
 
 def resolve_device(name: str) -> torch.device:
@@ -75,23 +123,44 @@ def resolve_device(name: str) -> torch.device:
 
 
 class Run:
-    """The folder, logs and checkpoints of one training run."""
+    """The folder, logs and checkpoints of one training run.
+
+    With ``resume`` the saved trainer state is read and checked before anything is
+    written (``state``), so a refused resume raises :class:`ResumeError` and changes no
+    file, and a :attr:`finished` run is left as it is. Otherwise the folder and
+    ``config.yaml`` are written, and a resume completes the policy checkpoints of its
+    state that a kill cut short.
+    """
 
     def __init__(self, cfg: TrainConfig, root: str | Path = "runs", resume: bool = False):
         self.cfg = cfg
         self.dir = Path(root) / cfg.run.name
         self.ckpt_dir = self.dir / "checkpoints"
-        state = self.ckpt_dir / "trainer_state.pt"
-        if resume and not state.is_file():
-            raise ResumeError(f"cannot resume run {cfg.run.name!r}: {state} does not exist")
-        if not resume and state.is_file():
+        self.state_path = self.ckpt_dir / "trainer_state.pt"
+        self.device = resolve_device(cfg.run.device)
+        if not resume and self.state_path.is_file():
             raise ResumeError(f"run folder {self.dir} already holds a run; pass --resume to "
                               f"continue it or choose another run.name")
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, self.dir / "config.yaml")
-        self.device = resolve_device(cfg.run.device)
+        #: the trainer state resumed from (``None`` for a fresh run)
+        self.state = read_trainer_state(self.state_path, cfg, self.device) if resume else None
+        #: the step of the newest trainer state on disk
+        self.step = int(self.state["step"]) if resume else 0
+        #: trained, evaluated and final.pt written: a resume has nothing left to do
+        self.finished = self.trained and (self.dir / "evaluation.txt").is_file() and \
+            _holds(self.dir / "final.pt", self.state["network"])
         self._writer = None
         self._started = time.perf_counter()
+        if self.finished:
+            return
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        save_config(cfg, self.dir / "config.yaml")
+        if resume:
+            self._complete_checkpoints()
+
+    @property
+    def trained(self) -> bool:
+        """The newest state has reached ``run.total_steps`` (the final evaluation may be left)."""
+        return self.step >= self.cfg.run.total_steps
 
     # -- logging -------------------------------------------------------------------------
     @property
@@ -119,26 +188,55 @@ class Run:
                                   "config": cfg.to_dict()})
 
     def save(self, network: PolicyNetwork, step: int, trainer_state: dict[str, Any]) -> Path:
-        """A policy checkpoint for ``step`` plus what resuming needs; returns the policy path."""
+        """What resuming needs, then the policy checkpoints ``step_<step>.pt`` and
+        ``latest.pt``; returns the ``step_<step>.pt`` path.
+
+        Every file is written atomically, the trainer state first: a kill at any moment
+        leaves a state to resume from that is at least as new as every policy checkpoint.
+        """
+        atomic_torch_save({"step": step, "config": self.cfg.to_dict(),
+                           "network": network.state_dict(), **trainer_state}, self.state_path)
+        self.step = step
         path = self.ckpt_dir / f"step_{step}.pt"
         self.save_policy(network, path, step)
         self.save_policy(network, self.ckpt_dir / "latest.pt", step)
-        tmp = self.ckpt_dir / "trainer_state.pt.tmp"
-        torch.save({"step": step, "config": self.cfg.to_dict(),
-                    "network": network.state_dict(), **trainer_state}, tmp)
-        tmp.replace(self.ckpt_dir / "trainer_state.pt")  # atomic: never a half-written state
         return path
 
-    def load_state(self) -> dict[str, Any]:
-        """The saved trainer state; refuses a state written under another game or network."""
-        state = torch.load(self.ckpt_dir / "trainer_state.pt", map_location=self.device,
-                           weights_only=False)
-        saved, now = state["config"], self.cfg.to_dict()
-        for section in ("env", "network"):
-            if saved[section] != now[section]:
-                raise ResumeError(f"cannot resume: the run was trained with {section} = "
-                                  f"{saved[section]}, the config now says {now[section]}")
-        return state
+    def state_network(self) -> PolicyNetwork:
+        """The policy of the state resumed from, on the CPU."""
+        cfg = self.cfg
+        net = PolicyNetwork(*policy_shape(cfg.env.game, cfg.env.num_players), **vars(cfg.network))
+        net.load_state_dict({k: v.cpu() for k, v in self.state["network"].items()})
+        return net.eval()
+
+    def _complete_checkpoints(self) -> None:
+        """Write the resumed state's policy checkpoints that a kill kept from being written."""
+        network = self.state_network()
+        for path in (self.ckpt_dir / f"step_{self.step}.pt", self.ckpt_dir / "latest.pt"):
+            if not _holds(path, network.state_dict()):
+                self.save_policy(network, path, self.step)
+
+    def finish(self, network: PolicyNetwork, report: str) -> None:
+        """Write ``evaluation.txt``, then ``final.pt``: a ``final.pt`` holding the newest
+        state's policy marks the run :attr:`finished`."""
+        atomic_write_text(self.dir / "evaluation.txt", report + "\n")
+        self.save_policy(network, self.dir / "final.pt", self.step)
+
+    def finished_message(self) -> str:
+        return (f"run {self.cfg.run.name} is already finished at step {self.step:,} "
+                f"(run.total_steps {self.cfg.run.total_steps:,}): the policy is "
+                f"{self.dir / 'final.pt'}, its evaluation {self.dir / 'evaluation.txt'}; "
+                f"nothing to do (raise run.total_steps to train on)")
+
+    def interrupted_message(self) -> str:
+        """What ``--resume`` continues from, read from the state on disk (an interrupt
+        may land between a state's write and this object's note of it)."""
+        if not self.state_path.is_file():
+            return (f"interrupted before the first checkpoint of run {self.cfg.run.name}: "
+                    f"nothing to resume, start it again")
+        step = read_trainer_state(self.state_path, self.cfg)["step"]
+        return (f"interrupted; train.py --resume with the same config continues run "
+                f"{self.cfg.run.name} from its checkpoint at step {step:,}")
 
     # -- evaluation ----------------------------------------------------------------------
     def evaluate(self, network: PolicyNetwork, games: int, seed: int,
@@ -159,6 +257,27 @@ class Run:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._started
+
+
+def policy_shape(game: str, num_players: int) -> tuple[int, int]:
+    """Observation size and number of actions of a policy for ``game`` (the env's spaces)."""
+    from qwinto_env import parallel_env
+
+    env = parallel_env(game=game, num_players=num_players)
+    agent = env.possible_agents[0]
+    return env.observation_space(agent)["observation"].shape[0], int(env.action_space(agent).n)
+
+
+def _holds(path: Path, weights: dict[str, torch.Tensor]) -> bool:
+    """Whether ``path`` is a readable policy checkpoint holding exactly ``weights``."""
+    if not path.is_file():
+        return False
+    try:
+        saved = load_checkpoint(path)[1]["state_dict"]
+    except CheckpointError:
+        return False
+    return saved.keys() == weights.keys() and all(torch.equal(saved[k], v.cpu())
+                                                  for k, v in weights.items())
 
 
 def _cpu_copy(network: PolicyNetwork) -> PolicyNetwork:

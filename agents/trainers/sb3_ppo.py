@@ -16,6 +16,7 @@ Rewards are multiplied by ``ppo.reward_scale`` as in the torch trainer.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import numpy as np
@@ -175,9 +176,14 @@ class _TrainingCallback(BaseCallback):
 
 def save(model: MaskablePPO, run: Run, pool: OpponentPool, cfg: TrainConfig,
          obs_size: int, num_actions: int) -> PolicyNetwork:
+    """A checkpoint; the exported policy. The trainer state holds SB3's own save (its zip
+    file's bytes), so one atomic file has all that ``--resume`` needs, never parts of
+    two checkpoints."""
     network = export_policy(model, cfg, obs_size, num_actions)
-    model.save(run.ckpt_dir / "sb3_model.zip")
-    run.save(network, model.num_timesteps, {"pool": pool.state_dict()})
+    zipped = io.BytesIO()
+    model.save(zipped)
+    run.save(network, model.num_timesteps, {"pool": pool.state_dict(),
+                                            "sb3_model": zipped.getvalue()})
     return network
 
 
@@ -202,18 +208,22 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                   clip_range=pc.clip_coef, ent_coef=pc.ent_coef, vf_coef=pc.vf_coef,
                   max_grad_norm=pc.max_grad_norm, normalize_advantage=pc.normalize_advantages,
                   learning_rate=(lambda f: pc.learning_rate * f) if pc.anneal_lr else pc.learning_rate,
-                  seed=cfg.run.seed, device=run.device, verbose=0,
-                  tensorboard_log=str(run.dir / "tb"))
+                  seed=cfg.run.seed, verbose=0, tensorboard_log=str(run.dir / "tb"))
     if resume:
-        state = run.load_state()
-        model = MaskablePPO.load(run.ckpt_dir / "sb3_model.zip", env=env, device=run.device)
+        state = run.state
+        # The settings in kwargs replace the saved ones: the config says what trains on.
+        # Runs saved before the trainer state held the model keep it in sb3_model.zip.
+        saved = io.BytesIO(state["sb3_model"]) if "sb3_model" in state else \
+            run.ckpt_dir / "sb3_model.zip"
+        model = MaskablePPO.load(saved, env=env, device=run.device, **kwargs)
         pool.load_state_dict(state["pool"], PolicyNetwork(obs_size, num_actions, **vars(cfg.network)))
     else:
         model = MaskablePPO("MlpPolicy", env, policy_kwargs=dict(
             net_arch=dict(pi=list(cfg.network.hidden), vf=list(cfg.network.hidden)),
             activation_fn=_ACTIVATIONS[cfg.network.activation],
             features_extractor_class=_Features,
-            features_extractor_kwargs=dict(features=cfg.network.features)), **kwargs)
+            features_extractor_kwargs=dict(features=cfg.network.features)),
+            device=run.device, **kwargs)
         if cfg.opponents.snapshots > 0:
             pool.add_snapshot(export_policy(model, cfg, obs_size, num_actions))
     opponent.model = model

@@ -85,7 +85,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
 
     step, start_step = 0, 0
     if resume:
-        state = run.load_state()
+        state = run.state
         net.load_state_dict(state["network"])
         optimizer.load_state_dict(state["optimizer"])
         pool.load_state_dict(state["pool"], net)
@@ -113,6 +113,9 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     seat_index = torch.arange(S, device=device)
 
     num_updates = max(1, -(-(cfg.run.total_steps - start_step) // batch))
+    # The step size anneals over the steps of the whole run, so that a resumed run goes
+    # on where the interrupted one stopped instead of starting at the full rate again.
+    planned = max(1, -(-cfg.run.total_steps // batch)) * batch
     next_snapshot = step + cfg.opponents.snapshot_every
     next_ckpt = step + cfg.run.checkpoint_every
     next_eval = step + cfg.eval.every if cfg.eval.every else None
@@ -121,9 +124,9 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     postfix: dict[str, str] = {}
     bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
                desc=f"torch PPO {cfg.env.game} {P}p", dynamic_ncols=True)
-    for update in range(num_updates):
+    for _ in range(num_updates):
         if pc.anneal_lr:
-            optimizer.param_groups[0]["lr"] = pc.learning_rate * (1.0 - update / num_updates)
+            optimizer.param_groups[0]["lr"] = pc.learning_rate * (1.0 - step / planned)
         tick = time.perf_counter()
         # -- rollout ------------------------------------------------------------------
         for t in range(T):
