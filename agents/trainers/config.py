@@ -94,7 +94,9 @@ class RunConfig:
                                        # (ppo.rollout_steps * env.num_games); at most 1e12
     checkpoint_every: int = ranged(1_000_000, 1, MAX_STEPS)  # learner steps between
                                        # checkpoints; 1..1e12
-    torch_threads: int = ranged(0, 0, 1024)  # torch CPU threads; 0 = torch's default; 0..1024
+    torch_threads: int = ranged(0, 0, 1024)  # torch CPU threads, 0..1024; 0 = the cores other
+                                       # processes leave free, re-checked as the run goes
+                                       # (agents/trainers/threads.py)
     init_from: str = ""                # torch trainer: start from this checkpoint's network
                                        # (a path or pretrained:<name> for env.game and
                                        # env.num_players; same network config) instead of

@@ -32,7 +32,6 @@ import shutil
 import time
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
 from ..policy import PolicyNetwork
@@ -135,8 +134,6 @@ def export(algo: Any, cfg: TrainConfig) -> PolicyNetwork:
 
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
     """Train with RLlib's PPO; checkpoints, logs and evaluations go to ``run``."""
-    if cfg.run.torch_threads:
-        torch.set_num_threads(cfg.run.torch_threads)
     init_ray(cfg)
     gpus = 1 if run.device.type == "cuda" else 0
     algo = build_config(cfg, num_gpus_per_learner=gpus).build_algo()
@@ -154,6 +151,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         next_ckpt = (step // cfg.run.checkpoint_every + 1) * cfg.run.checkpoint_every
         postfix: dict[str, str] = {}
         while step < cfg.run.total_steps:
+            run.between_updates()
             started = time.perf_counter()
             result = algo.train()
             now = learner_steps(result)

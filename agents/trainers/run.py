@@ -33,6 +33,7 @@ from ..fileio import atomic_torch_save, atomic_write_text
 from ..load import AgentSpecError, read_checkpoint
 from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from .config import ConfigError, TrainConfig, save_config
+from .threads import ThreadGovernor
 
 
 def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
@@ -152,6 +153,7 @@ class Run:
         self._started = time.perf_counter()
         if self.finished:
             return
+        self.threads = ThreadGovernor(cfg.run.torch_threads)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, self.dir / "config.yaml")
         if resume:
@@ -173,6 +175,11 @@ class Run:
     def log(self, step: int, values: dict[str, float]) -> None:
         for key, value in values.items():
             self.writer.add_scalar(key, value, step)
+
+    def between_updates(self) -> None:
+        """Every trainer calls this between two updates: the moment to give torch the
+        cores the machine leaves free now (:mod:`agents.trainers.threads`)."""
+        self.threads.update()
 
     def close(self) -> None:
         if self._writer is not None:

@@ -137,6 +137,7 @@ class _TrainingCallback(BaseCallback):
         self.next_ckpt = step + cfg.run.checkpoint_every
 
     def _on_rollout_start(self) -> None:
+        self.run.between_updates()
         self.opponent.redraw()
 
     def _on_step(self) -> bool:
@@ -192,8 +193,6 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     if cfg.env.num_players < 2:
         raise ValueError("the sb3 trainer seats the learner against opponents: "
                          "env.num_players must be 2 or more (use the torch trainer for solo)")
-    if cfg.run.torch_threads:
-        torch.set_num_threads(cfg.run.torch_threads)
     pc, N = cfg.ppo, cfg.env.num_games
     pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players, cfg.run.seed)
     total = cfg.opponents.self_play + cfg.opponents.snapshots + sum(cfg.opponents.scripted.values())

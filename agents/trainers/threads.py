@@ -5,7 +5,8 @@ badly: when another process takes one of two cores, torch's two threads wait on 
 at every operation and training falls to a fraction of its speed (README, Training under
 load), while one thread would keep almost all of it. :class:`ThreadGovernor` therefore
 looks at what the rest of the machine uses and gives torch the cores left free, checking
-again every few seconds, so a run adapts when a neighbour starts or stops.
+again every few seconds, so a run adapts when a neighbour starts or stops. (A core that
+other processes keep busy less than ``BUSY_SHARE`` of the time still counts as free.)
 
 =================  ==============================================================
 ``run.torch_threads``  threads
@@ -28,6 +29,8 @@ import torch
 
 #: Seconds between two looks at the machine's load.
 INTERVAL = 2.0
+#: Seconds of the first look, when a run starts.
+PROBE = 0.1
 #: A core counts as free when other processes used less than this share of it.
 BUSY_SHARE = 0.75
 
@@ -62,11 +65,13 @@ def _own_busy_seconds() -> float:
 class ThreadGovernor:
     """Sets torch's thread count from ``requested`` (0 = adaptive; see the module table).
 
-    Call :meth:`update` between units of work (a PPO update); it looks at the machine at
-    most every ``interval`` seconds and returns the thread count in force.
+    Adaptive mode decides once at construction, from a ``probe``-second look at the
+    machine, then again at each :meth:`update` once ``interval`` seconds have passed.
+    torch applies a thread count to the thread that sets it, so :meth:`update` must be
+    called from the thread that trains (a trainer calls it between two updates).
     """
 
-    def __init__(self, requested: int, interval: float = INTERVAL,
+    def __init__(self, requested: int, interval: float = INTERVAL, probe: float = PROBE,
                  clock: Callable[[], float] = time.monotonic):
         if isinstance(requested, bool) or not isinstance(requested, int) or requested < 0:
             raise ValueError(f"torch threads must be an integer >= 0, got {requested!r}")
@@ -74,29 +79,31 @@ class ThreadGovernor:
         self.cores = usable_cores()
         self.interval = interval
         self._clock = clock
-        self._last: tuple[float, float, float] | None = None
         self.adaptive = requested == 0 and _machine_busy_seconds() is not None
         if requested:
             torch.set_num_threads(requested)
-        elif self.adaptive:
-            self._last = self._sample()
-            torch.set_num_threads(self.cores)
         self.threads = torch.get_num_threads()
+        if self.adaptive:
+            self._last = self._sample()
+            time.sleep(probe)
+            self._look()
 
     def _sample(self) -> tuple[float, float, float]:
         return self._clock(), _machine_busy_seconds() or 0.0, _own_busy_seconds()
 
-    def update(self) -> int:
-        """Re-check the machine when the interval has passed; the thread count in force."""
-        if not self.adaptive:
-            return self.threads
+    def _look(self) -> int:
+        """Set the threads from the other processes' use of the cores since the last look."""
         now = self._sample()
-        elapsed = now[0] - self._last[0]
-        if elapsed < self.interval:
-            return self.threads
+        elapsed = max(now[0] - self._last[0], 1e-9)
         others = max(0.0, (now[1] - self._last[1]) - (now[2] - self._last[2])) / elapsed
         self._last = now
         return self.set_from_load(others)
+
+    def update(self) -> int:
+        """Look at the machine again when the interval has passed; the thread count in force."""
+        if self.adaptive and self._clock() - self._last[0] >= self.interval:
+            return self._look()
+        return self.threads
 
     def set_from_load(self, others_busy_cores: float) -> int:
         """Give torch the cores that ``others_busy_cores`` (other processes' use) leaves."""

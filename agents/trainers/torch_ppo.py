@@ -62,8 +62,6 @@ def masked_logits(network: PolicyNetwork, inputs: torch.Tensor,
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
     """Train a policy by PPO; checkpoints, logs and evaluations go to ``run``."""
     device, pc, P = run.device, cfg.ppo, cfg.env.num_players
-    if cfg.run.torch_threads:
-        torch.set_num_threads(cfg.run.torch_threads)
     torch.manual_seed(cfg.run.seed)
     engine = make_engine(cfg, device)
     N, A = engine.num_games, engine.num_actions
@@ -125,6 +123,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
                desc=f"torch PPO {cfg.env.game} {P}p", dynamic_ncols=True)
     for _ in range(num_updates):
+        run.between_updates()
         if pc.anneal_lr:
             optimizer.param_groups[0]["lr"] = pc.learning_rate * (1.0 - step / planned)
         tick = time.perf_counter()
