@@ -75,6 +75,10 @@ class Backend:
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         raise NotImplementedError
 
+    def clip(self, x: Any, low: int, high: int) -> Any:
+        """``x`` with every element limited to ``low..high``."""
+        raise NotImplementedError
+
     def amax(self, x: Any, axis: int) -> Any:
         raise NotImplementedError
 
@@ -171,6 +175,9 @@ class NumpyBackend(Backend):
 
     def where(self, cond, a, b):
         return np.where(cond, a, b)
+
+    def clip(self, x, low, high):
+        return np.clip(x, low, high)
 
     def amax(self, x, axis):
         return x.max(axis)
@@ -270,6 +277,9 @@ class TorchBackend(Backend):
 
     def where(self, cond, a, b):
         return self.torch.where(cond, a, b)
+
+    def clip(self, x, low, high):
+        return self.torch.clamp(x, low, high)
 
     def amax(self, x, axis):
         return self.torch.amax(x, dim=axis)
