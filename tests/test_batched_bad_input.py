@@ -7,6 +7,7 @@ import copy
 
 import numpy as np
 import pytest
+import torch
 
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
@@ -170,3 +171,111 @@ def test_unvalidated_wrong_ids_stay_in_their_game_and_the_rules(game, backend, p
         for _ in range(2 * games.steps_per_turn):
             games.step(legal_actions(games))  # validated: legal play goes on
             check_rules(games, range(num_games))
+
+
+# -- refused calls change nothing ---------------------------------------------------------
+
+def snapshot(games) -> dict:
+    """Every piece of an engine's state: its public arrays and its sheets', the phase and
+    the generator's state."""
+    gen = games.gen
+    out = {"phase": games.phase,
+           "gen": to_np(gen.get_state()).tobytes() if hasattr(gen, "get_state")
+           else repr(gen.bit_generator.state)}
+    for prefix, owner in (("", games), ("sheet.", games.sheet)):
+        for name, value in vars(owner).items():
+            if not name.startswith("_") and (isinstance(value, np.ndarray)
+                                             or hasattr(value, "detach")):
+                out[prefix + name] = to_np(value).copy()
+    return out
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        assert np.array_equal(a[key], b[key]) if isinstance(a[key], np.ndarray) \
+            else a[key] == b[key], key
+
+
+def assert_plays_like(games, twin, steps: int = 12) -> None:
+    """``games`` and ``twin`` step alike, each sampling and rolling from its own
+    generator: equal generators and states."""
+    assert_same(snapshot(games), snapshot(twin))
+    for _ in range(steps):
+        games.step(legal_actions(games))
+        twin.step(legal_actions(twin))
+        assert_same(snapshot(games), snapshot(twin))
+
+
+def bad_actions(actions: np.ndarray, num_actions: int, masks: np.ndarray) -> tuple[list, list]:
+    """Action arguments every step refuses (dtypes, NaN, shapes, ragged nesting), and
+    those only a validated step refuses (an illegal id, an id out of range)."""
+    illegal = actions.copy()
+    illegal[0, 0] = int(np.flatnonzero(masks[0, 0] == 0)[0])
+    out_of_range = actions.copy()
+    out_of_range[-1, -1] = num_actions
+    always = [actions.astype(float), np.full(actions.shape, np.nan), actions > 0,
+              actions.astype(complex), actions.astype(str), actions.astype(object), None,
+              actions[:-1], actions[:, :-1], np.concatenate([actions, actions[:, :1]], 1),
+              actions.reshape(-1), actions[0, 0], [list(r) for r in actions[:-1]] + [[1]],
+              actions.astype(np.uint64) + np.uint64(1 << 63), torch.tensor(actions).float(),
+              torch.tensor(actions) > 0]
+    return always, [illegal, out_of_range]
+
+
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_refused_steps_change_nothing(game, backend):
+    """Bad actions (dtypes, NaN, shapes, ragged, values) and bad chance, at every phase:
+    a ValueError naming the argument (or the game and seat), then the engine, generator
+    included, plays on exactly like an untouched twin."""
+    engine = ENGINES[game]
+    games = engine(4, 3, backend=backend, seed=11)
+    twin = engine(4, 3, backend=backend, seed=11)
+    for _ in range(2 * games.steps_per_turn):
+        masks = to_np(games.action_masks())
+        actions = legal_actions(games, games.backend.generator(0))
+        always, if_validated = bad_actions(actions, games.num_actions, masks)
+        for validate in (True, False):
+            for bad in always + (if_validated if validate else []):
+                with pytest.raises(ValueError, match="actions|illegal action"):
+                    games.step(bad, validate=validate)
+            for chance in bad_chances(games):
+                with pytest.raises(ValueError, match="chance"):
+                    games.step(actions, chance, validate=validate)
+        assert_same(snapshot(games), snapshot(twin))
+        games.step(actions)
+        twin.step(actions)
+    assert_plays_like(games, twin)
+
+
+def bad_chances(games) -> list:
+    """``chance`` arguments a step must refuse."""
+    n = games.num_games
+    width = 3 if isinstance(games, BatchedDiceGame) else DECK
+    good = np.ones((n, width), dtype=np.int64)
+    out = [good.astype(float), np.full((n, width), np.nan), good > 0, good[:-1], good[:, :-1],
+           good.reshape(-1), [[1] * width] * (n - 1) + [[1]], torch.ones(n, width)]
+    if isinstance(games, BatchedDiceGame):
+        out += [good * 0, good * 7, -good]
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_refused_reshuffle_orders_change_nothing(backend):
+    """A card step whose chance does not start with a permutation of a reshuffling game's
+    covered cards is refused, validated or not, and the engine plays on like a twin."""
+    games = BatchedCardGame(8, 2, backend=backend, seed=5)
+    twin = BatchedCardGame(8, 2, backend=backend, seed=5)
+    while not to_np(games.will_reshuffle()).any():
+        actions = legal_actions(games, games.backend.generator(0))
+        games.step(actions)
+        twin.step(actions)
+    n = int(np.flatnonzero(to_np(games.will_reshuffle()))[0])
+    orders = chance_for(games, np.random.default_rng(0))
+    orders[n, 0] = orders[n, 1]
+    actions = legal_actions(games, games.backend.generator(0))
+    for validate in (True, False):
+        with pytest.raises(ValueError, match=f"chance row {n}"):
+            games.step(actions, orders, validate=validate)
+    assert_plays_like(games, twin)

@@ -20,6 +20,20 @@ import numpy as np
 BACKENDS = ("numpy", "torch")
 
 
+def _integer_array(x: Any, what: str) -> np.ndarray:
+    """``x`` (array-like) as an int64 numpy array; ``ValueError`` naming ``what`` unless
+    it holds integers that int64 holds (a uint64 above 2**63-1 would wrap)."""
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:  # ragged nesting, objects numpy refuses
+        raise ValueError(f"{what} must be an array of integers: {err}") from err
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{what} must fit in int64, got {int(arr.max())}")
+    return arr.astype(np.int64, copy=False)
+
+
 class Backend:
     """The operations that differ between numpy and torch. See the subclasses."""
 
@@ -51,7 +65,10 @@ class Backend:
     def as_int64(self, x: Any, what: str) -> Any:
         """``x`` (array-like or tensor of integers) as an int64 array on the device.
 
-        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers.
+        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers. A torch
+        tensor given to the numpy backend, a numpy array or a tensor on another device
+        given to the torch backend is copied over (SB3 hands numpy actions to a torch
+        engine).
         """
         raise NotImplementedError
 
@@ -156,10 +173,7 @@ class NumpyBackend(Backend):
     def as_int64(self, x, what):
         if hasattr(x, "detach"):  # a torch tensor given to the numpy engine
             x = x.detach().cpu().numpy()
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
-        return arr.astype(np.int64, copy=False)
+        return _integer_array(x, what)
 
     def copy(self, x):
         return x.copy()
@@ -255,10 +269,7 @@ class TorchBackend(Backend):
     def as_int64(self, x, what):
         torch = self.torch
         if not isinstance(x, torch.Tensor):
-            arr = np.asarray(x)
-            if arr.dtype.kind not in "iu":
-                raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
-            x = torch.from_numpy(arr.astype(np.int64, copy=False))
+            x = torch.from_numpy(_integer_array(x, what))
         elif x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
             raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
         return x.to(device=self.device, dtype=torch.int64)
