@@ -279,3 +279,71 @@ def test_refused_reshuffle_orders_change_nothing(backend):
         with pytest.raises(ValueError, match=f"chance row {n}"):
             games.step(actions, orders, validate=validate)
     assert_plays_like(games, twin)
+
+
+def bad_reset_args(games) -> list[dict]:
+    """``reset`` keyword arguments that must be refused, each with a valid new seed (so a
+    refused reset that reseeded first shows)."""
+    n, p = games.num_games, games.num_players
+    seeds = [-1, 1.5, "3", True, np.bool_(True), 1 << 64, np.float64(3), [3]]
+    starts = [p, -1, 1.5, [0] * (n + 1), [0.5] * n, "0", np.full(n, p)]
+    out = [{"seed": s} for s in seeds] + [{"seed": 9, "start_player": s} for s in starts]
+    if isinstance(games, BatchedCardGame):
+        decks = [np.zeros((n, DECK), dtype=int), np.tile(np.arange(DECK), (n + 1, 1)),
+                 np.tile(np.arange(DECK), (n, 1)).astype(float), np.arange(DECK)]
+        out += [{"seed": 9, "deck": d} for d in decks]
+    return out
+
+
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_refused_resets_change_nothing(game, backend):
+    """Bad seeds, start players and decks: a ValueError naming the argument, and every
+    game and the generator stay as they were (then play on like a twin)."""
+    engine = ENGINES[game]
+    games = engine(4, 3, backend=backend, seed=2)
+    twin = engine(4, 3, backend=backend, seed=2)
+    for _ in range(4):
+        actions = legal_actions(games, games.backend.generator(0))
+        games.step(actions)
+        twin.step(actions)
+    for kwargs in bad_reset_args(games):
+        name = [k for k in kwargs if k != "seed"] or ["seed"]
+        with pytest.raises(ValueError, match=name[0]):
+            games.reset(**kwargs)
+        assert_same(snapshot(games), snapshot(twin))
+    assert_plays_like(games, twin)
+
+
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", [np.int64(3), np.uint32(3), np.int8(3)])
+def test_numpy_integer_seeds_give_the_games_of_python_ints(game, backend, seed):
+    engine = ENGINES[game]
+    games, twin = engine(4, 2, backend=backend, seed=seed), engine(4, 2, backend=backend, seed=3)
+    assert_plays_like(games, twin)
+    games.reset(seed=seed, start_player=np.int64(1))
+    twin.reset(seed=3, start_player=1)
+    assert_plays_like(games, twin)
+
+
+@pytest.mark.parametrize("game", ENGINES)
+def test_bad_constructor_args_name_the_argument(game):
+    engine = ENGINES[game]
+    engine(2, 2)  # an engine of 2 games, so a cached check of 2 games would match 2.0
+    engine(1, 2)
+    p = engine.max_players
+    bad = [({"num_games": v}, "num_games") for v in (0, -1, 1.5, 2.0, True, "4", [4], None)]
+    bad += [({"num_players": v}, "num_players") for v in (0, p + 1, 2.5, True, [2], None)]
+    bad += [({"reward": v}, "reward") for v in ("winner", ["win"], 1)]
+    bad += [({"backend": v}, "backend") for v in ("jax", None, ["numpy"])]
+    bad += [({"backend": "torch", "device": v}, "device") for v in ("foo", 3.5, "cuda:99")]
+    bad += [({"backend": "numpy", "device": "cuda"}, "numpy backend")]
+    bad += [({"start_player": v}, "start_player") for v in (2, -1, 1.5, True, [0])]
+    bad += [({"seed": v}, "seed") for v in (-1, 1.5, True, "3")]
+    if game == "cards":
+        bad += [({"empty_pile": v}, "empty_pile") for v in ("stop", None)]
+    for kwargs, name in bad:
+        args = {"num_games": 2, "num_players": 2, **kwargs}
+        with pytest.raises(ValueError, match=name):
+            engine(args.pop("num_games"), args.pop("num_players"), **args)

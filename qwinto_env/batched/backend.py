@@ -18,6 +18,19 @@ from typing import Any, Sequence
 import numpy as np
 
 BACKENDS = ("numpy", "torch")
+#: Seeds both backends take: torch's generators hold 64 bits, numpy's refuse negatives.
+SEED_LIMIT = 1 << 64
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int, or None; ``ValueError`` naming it unless it is None or
+    an integer (Python or numpy, not bool) in ``0..2**64-1``."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed must be None or an integer in 0..2**64-1, got {seed!r}")
+    return int(seed)
 
 
 def _integer_array(x: Any, what: str) -> np.ndarray:
@@ -142,7 +155,11 @@ class Backend:
         raise NotImplementedError
 
     def generator(self, seed: int | None) -> Any:
-        """A random generator on the device, seeded with ``seed`` (fresh entropy if None)."""
+        """A random generator on the device, seeded with ``seed`` (fresh entropy if None).
+
+        Raises ``ValueError`` unless ``seed`` passes :func:`check_seed`; the same seed
+        (a Python or numpy integer) always gives the same generator.
+        """
         raise NotImplementedError
 
     def integers(self, gen: Any, low: int, high: int, shape: Sequence[int], dtype: Any) -> Any:
@@ -230,7 +247,7 @@ class NumpyBackend(Backend):
         return gen.permuted(np.tile(np.arange(n, dtype=np.int64), (k, 1)), axis=1)
 
     def generator(self, seed):
-        return np.random.default_rng(seed)
+        return np.random.default_rng(check_seed(seed))
 
     def integers(self, gen, low, high, shape, dtype):
         return gen.integers(low, high, size=tuple(shape), dtype=dtype)
@@ -245,7 +262,12 @@ class TorchBackend(Backend):
         import torch
 
         self.torch = torch
-        self.device = torch.device(device)
+        try:  # an unknown or absent device fails here, not in the middle of a step
+            self.device = torch.device(device)
+            torch.empty(0, device=self.device)
+        except (RuntimeError, TypeError, AssertionError) as err:
+            raise ValueError(f"device must be a torch device this machine has (e.g. 'cpu', "
+                             f"'cuda:0'), got {device!r}: {err}") from err
         self.int8, self.int16, self.int32, self.int64 = (
             torch.int8, torch.int16, torch.int32, torch.int64)
         self.float32, self.bool_ = torch.float32, torch.bool
@@ -351,11 +373,12 @@ class TorchBackend(Backend):
         return self.argsort(self.uniform(gen, (k, n)))
 
     def generator(self, seed):
+        seed = check_seed(seed)
         gen = self.torch.Generator(device=self.device)
         if seed is None:
             gen.seed()
         else:
-            gen.manual_seed(int(seed))
+            gen.manual_seed(seed)
         return gen
 
     def integers(self, gen, low, high, shape, dtype):

@@ -179,11 +179,10 @@ class BatchedCardGame(BatchedGame):
               deck: Any = None) -> None:
         """Start all N games afresh: ``seed`` reseeds the generator, ``start_player``
         (a seat or N seats) and ``deck`` ((N, 32) permutations of 0..31, dealt as in
-        :meth:`qwinto_env.cards.CardGame.reset`) fix this deal only."""
+        :meth:`qwinto_env.cards.CardGame.reset`) fix this deal only. A bad argument
+        raises ``ValueError`` naming it and changes nothing."""
         B, N, P = self.backend, self.num_games, self.num_players
-        if seed is not None:
-            self.gen = B.generator(seed)
-        active = self._first_active(start_player)
+        gen, active = self._reset_args(seed, start_player)
         if deck is not None:
             deck = B.as_int64(deck, "deck")
             ok = tuple(deck.shape) == (N, DECK)
@@ -192,6 +191,7 @@ class BatchedCardGame(BatchedGame):
             if not ok:
                 raise ValueError(f"deck must be {N} permutations of the card ids 0..31, "
                                  f"shape ({N}, 32)")
+        active = self._begin_reset(gen, active)
         self.sheet.reset()
         self.hands = B.zeros((N, P, HAND), B.int64)
         self.tops = B.zeros((N, STACKS), B.int64)

@@ -172,11 +172,10 @@ class BatchedDiceGame(BatchedGame):
 
         ``seed`` reseeds the generator. ``start_player`` (a seat, or an array of N
         seats) fixes who starts in this reset only; by default the constructor's rule.
+        A bad ``seed`` or ``start_player`` raises ``ValueError`` and changes nothing.
         """
         B, N = self.backend, self.num_games
-        if seed is not None:
-            self.gen = B.generator(seed)
-        active = self._first_active(start_player)
+        active = self._begin_reset(*self._reset_args(seed, start_player))
         self.sheet.reset()
         self.active = active
         self.subset = B.zeros((N,), B.int64)

@@ -12,7 +12,6 @@ tables come from :mod:`qwinto_env.rules`:
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ PASS = NC                  # the pass action of both games
 REWARDS = ("win", "margin", "score")
 
 
-@functools.lru_cache(maxsize=None)
 def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: str,
                      reward: str | None, start_player: Any) -> str:
     """Validate what every batched engine takes; the reward kind (``None`` -> default).
