@@ -16,6 +16,7 @@ from qwinto_env.batched.cards import ENTRY as CARD_ENTRY
 from qwinto_env.batched.dice import ENTRY as DICE_ENTRY
 from qwinto_env.batched.dice import REROLL_DECISION
 from qwinto_env.game import IllegalActionError
+from qwinto_env.vector import QwintoVecEnv, RandomOpponent, TorchVectorEnv
 
 ENGINES = {"dice": BatchedDiceGame, "cards": BatchedCardGame}
 ENTRY = {"dice": DICE_ENTRY, "cards": CARD_ENTRY}
@@ -347,3 +348,149 @@ def test_bad_constructor_args_name_the_argument(game):
         args = {"num_games": 2, "num_players": 2, **kwargs}
         with pytest.raises(ValueError, match=name):
             engine(args.pop("num_games"), args.pop("num_players"), **args)
+
+
+# -- the vector envs over the engines ------------------------------------------------------
+
+def make_vec(kind: str):
+    """A vector env of 4 three-seat games, the learner in seat 1 against two random
+    opponents of their own (so two such envs are twins); and the opponents."""
+    front = QwintoVecEnv if kind == "sb3" else TorchVectorEnv
+    opponents = [RandomOpponent("numpy" if kind == "sb3" else "torch", seed=s) for s in (1, 2)]
+    return front(4, 3, opponents=opponents, learner_seat=1, seed=7), opponents
+
+
+def vec_reset(env) -> np.ndarray:
+    """Reset; the learner's masks."""
+    if isinstance(env, QwintoVecEnv):
+        env.reset()
+        return env.action_masks()
+    return to_np(env.reset()[1])
+
+
+def vec_state(env, opponents) -> dict:
+    """The engine's state and the opponents' generators."""
+    state = snapshot(env.engine)
+    for k, opponent in enumerate(opponents):
+        gen = opponent.gen
+        state[f"opponent {k}"] = to_np(gen.get_state()).tobytes() \
+            if hasattr(gen, "get_state") else repr(gen.bit_generator.state)
+    return state
+
+
+def bad_entry_actions(actions: np.ndarray, num_actions: int, masks: np.ndarray) -> list:
+    """Learner actions (one per entry) a vector env must refuse."""
+    illegal, out_of_range = actions.copy(), actions.copy()
+    illegal[0] = int(np.flatnonzero(masks[0] == 0)[0])
+    out_of_range[-1] = num_actions
+    return [actions.astype(float), np.full(actions.shape, np.nan), actions > 0,
+            actions.astype(str), None, actions[:-1], actions[:, None],
+            np.concatenate([actions, actions[:1]]), actions[0], [[1], [2, 3]],
+            actions.astype(np.uint64) + np.uint64(1 << 63), torch.tensor(actions).float(),
+            illegal, out_of_range]
+
+
+@pytest.mark.parametrize("kind", ["sb3", "torch"])
+def test_vector_env_refuses_bad_learner_actions_before_asking_opponents(kind):
+    """Bad learner actions (illegal, out of range, dtypes, shapes) raise ValueError
+    naming them before any opponent is asked; the env then plays on like a twin."""
+    (env, opponents), (twin, twin_opponents) = make_vec(kind), make_vec(kind)
+    masks = vec_reset(env)
+    vec_reset(twin)
+    rng = np.random.default_rng(0)
+    for _ in range(9):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        for bad in bad_entry_actions(actions, env.engine.num_actions, masks):
+            with pytest.raises(ValueError, match="actions|illegal action"):
+                env.step(bad)
+            assert_same(vec_state(env, opponents), vec_state(twin, twin_opponents))
+        out, ref = env.step(actions), twin.step(actions)
+        masks = env.action_masks() if kind == "sb3" else to_np(out[1])
+        for got, want in zip(out[:3], ref[:3]):
+            assert np.array_equal(to_np(got), to_np(want))
+    assert_same(vec_state(env, opponents), vec_state(twin, twin_opponents))
+
+
+@pytest.mark.parametrize("kind", ["sb3", "torch"])
+def test_vector_env_refuses_bad_opponent_actions(kind):
+    """An opponent's answer of the wrong shape or dtype (a single action broadcast to
+    every game, floats) raises ValueError naming that opponent's seat; nothing changes."""
+    for answer in (np.array([27]), np.full((4, 1), 27), np.full(4, 27.0), np.full(5, 27)):
+        front = QwintoVecEnv if kind == "sb3" else TorchVectorEnv
+        env = front(4, 2, opponents=lambda obs, masks: answer, learner_seat=0, seed=3)
+        twin = front(4, 2, opponents=lambda obs, masks: answer, learner_seat=0, seed=3)
+        masks = vec_reset(env)
+        vec_reset(twin)
+        rolls = np.array([np.flatnonzero(m)[0] for m in masks])  # seat 0 rolls first
+        with pytest.raises(ValueError, match="opponent in seat 1"):
+            env.step(rolls)
+        assert_same(snapshot(env.engine), snapshot(twin.engine))
+
+
+@pytest.mark.parametrize("kind", ["sb3", "torch"])
+def test_vector_env_seeds(kind):
+    """A bad seed is refused at reset naming it, with nothing changed; numpy integer
+    seeds give the games of Python ints."""
+    front = QwintoVecEnv if kind == "sb3" else TorchVectorEnv
+
+    def reset(env, seed):
+        if kind == "sb3":
+            env.seed(seed)
+            return env.reset()
+        return to_np(env.reset(seed=seed)[0])
+
+    env, twin = front(4, 2, seed=1), front(4, 2, seed=1)
+    # SB3's seed() stores seed + entry index: True becomes 1 and "3" fails there.
+    for seed in (-1, 1.5, 1 << 64) + (() if kind == "sb3" else (True, "3")):
+        with pytest.raises(ValueError, match="seed"):
+            reset(env, seed)
+        assert_same(snapshot(env.engine), snapshot(twin.engine))
+    for seed in (np.int64(5), np.uint16(5)):
+        assert np.array_equal(reset(env, seed), reset(twin, 5))
+        assert_same(snapshot(env.engine), snapshot(twin.engine))
+
+
+def test_vector_env_constructor_args_name_the_argument():
+    bad = [({"num_games": 0}, "num_games"), ({"num_games": 1.5}, "num_games"),
+           ({"num_games": True}, "num_games"), ({"num_players": 7}, "num_players"),
+           ({"game": "chess"}, "game"), ({"reward": "most"}, "reward"),
+           ({"seed": -1}, "seed"), ({"opponents": [RandomOpponent()] * 2}, "opponents"),
+           ({"opponents": RandomOpponent(), "learner_seat": 2}, "learner_seat"),
+           ({"opponents": 3}, "opponents"),
+           ({"empty_pile": "stop", "game": "cards"}, "empty_pile")]
+    for front, extra in ((QwintoVecEnv, [({"backend": "jax"}, "backend")]),
+                         (TorchVectorEnv, [({"device": "foo"}, "device")])):
+        for kwargs, name in bad + extra:
+            args = {"num_games": 2, "num_players": 2, **kwargs}
+            with pytest.raises(ValueError, match=name):
+                front(args.pop("num_games"), args.pop("num_players"), **args)
+        with pytest.raises(TypeError, match="colour"):
+            front(2, 2, colour="red")
+
+
+def test_sb3_vec_env_reports_bad_actions_at_step_wait_like_sb3():
+    """As SB3's own VecEnvs: step_async stores the actions, step_wait raises; a refused
+    step changes nothing and the next good one steps as usual."""
+    env, twin = QwintoVecEnv(2, 2, seed=0), QwintoVecEnv(2, 2, seed=0)
+    env.reset(), twin.reset()
+    actions = np.array([np.flatnonzero(m)[0] for m in env.action_masks()])
+    for bad in (None, actions[:3], actions.astype(float)):
+        env.step_async(bad)
+        with pytest.raises(ValueError, match="actions"):
+            env.step_wait()
+        assert_same(snapshot(env.engine), snapshot(twin.engine))
+    env.step_async(actions)
+    for got, want in zip(env.step_wait()[:3], twin.step(actions)[:3]):
+        assert np.array_equal(got, want)
+    with pytest.raises(RuntimeError, match="step_async"):
+        env.step_wait()
+
+
+@pytest.mark.parametrize("front", [QwintoVecEnv, TorchVectorEnv])
+def test_opponent_env_steps_before_reset_like_self_play(front):
+    """The engine starts reset, so a step before reset() plays from that start (it raised
+    AttributeError with opponents, and worked in self-play)."""
+    opponent = RandomOpponent("numpy" if front is QwintoVecEnv else "torch", seed=0)
+    env = front(2, 2, opponents=opponent, learner_seat=1, seed=0)
+    rewards = env.step(np.full(2, 27))[1 if front is QwintoVecEnv else 2]
+    assert to_np(rewards).shape == (2,)

@@ -83,6 +83,11 @@ class BatchedGame:
         return self.sheet.allowed_values()
 
     # -- a step's actions ------------------------------------------------------------
+    def check_actions(self, actions: Any) -> None:
+        """Raise what a validated :meth:`step` raises for ``actions`` (N, P), changing
+        nothing (e.g. to check a learner's actions before asking opponents for theirs)."""
+        self._actions(actions, True)
+
     def _actions(self, actions: Any, validate: bool) -> Any:
         """``actions`` as an (N, P) int64 array; with ``validate``, every one legal.
 
