@@ -54,6 +54,7 @@ the torch env returns the batched engine's report in ``info``.
 from __future__ import annotations
 
 import time
+from collections import abc
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -63,6 +64,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from .batched import BATCHED_GAMES, get_backend, pack_masks, uniform_legal
 
 Opponent = Callable[[Any, Any], Any]
+_NO_ACTIONS = object()  # QwintoVecEnv's pending actions before step_async (None is an argument)
 
 
 class RandomOpponent:
@@ -96,14 +98,15 @@ class _SeatMap:
         others = [s for s in range(P) if s != learner_seat]
         if callable(opponents):
             opponents = [opponents] * len(others)
-        opponents = list(opponents)
-        if len(opponents) != len(others) or not all(callable(o) for o in opponents):
+        if not isinstance(opponents, abc.Sequence) or len(opponents) != len(others) \
+                or not all(callable(o) for o in opponents):
             raise ValueError(f"opponents must be one callable or a list of {len(others)} "
                              f"callables (one per seat other than the learner's), got "
                              f"{opponents!r}")
         self.learner_seat = int(learner_seat)
         self.opponents = list(zip(others, opponents))
         self.num_envs = engine.num_games
+        self.observe()  # the opponents' first inputs: the engine starts reset
 
     def observe(self) -> tuple[Any, Any]:
         """Observations and masks of every entry, from the engine's current state."""
@@ -115,19 +118,23 @@ class _SeatMap:
         return self.obs_all[:, self.learner_seat], self.masks_all[:, self.learner_seat]
 
     def step(self, actions: Any) -> tuple[Any, Any, Any]:
-        """Apply the entries' actions; return the engine's report, rewards and dones."""
+        """Apply the entries' actions; return the engine's report, rewards and dones.
+
+        Bad actions (the learner's or an opponent's) raise ``ValueError`` (an
+        :class:`~qwinto_env.game.IllegalActionError` for illegal ones) before anything
+        changes; the learner's are checked before any opponent is asked.
+        """
         B, e = self.backend, self.engine
-        actions = B.as_int64(actions, "actions")
-        if tuple(actions.shape) != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), one per entry, "
-                             f"got {tuple(actions.shape)}")
+        actions = self._checked(actions, "actions")
         if self.learner_seat is None:
             joint = actions.reshape(e.num_games, e.num_players)
         else:
-            joint = B.zeros((e.num_games, e.num_players), B.int64)
+            # Every other seat plays its first legal action, so only the learner's can fail.
+            joint = B.astype(self.masks_all, B.int64).argmax(-1)
             joint[:, self.learner_seat] = actions
+            e.check_actions(joint)
             for seat, opponent in self.opponents:
-                joint[:, seat] = B.as_int64(
+                joint[:, seat] = self._checked(
                     opponent(self.obs_all[:, seat], self.masks_all[:, seat]),
                     f"actions of the opponent in seat {seat}")
         out = e.step(joint)
@@ -138,6 +145,14 @@ class _SeatMap:
             rewards = out.rewards[:, self.learner_seat]
             dones = out.terminated
         return out, rewards, dones
+
+    def _checked(self, actions: Any, what: str) -> Any:
+        """``actions`` as int64 of shape (num_envs,); ``ValueError`` naming ``what``."""
+        actions = self.backend.as_int64(actions, what)
+        if tuple(actions.shape) != (self.num_envs,):
+            raise ValueError(f"{what} must have shape ({self.num_envs},), one per entry, "
+                             f"got {tuple(actions.shape)}")
+        return actions
 
     def entries_of(self, game: int) -> list[tuple[int, int]]:
         """The (entry, seat) pairs of ``game``."""
@@ -178,7 +193,7 @@ class QwintoVecEnv(VecEnv):
         self.num_envs = self._seats.num_envs  # VecEnv.__init__ reads attributes before setting it
         obs_space = spaces.Box(0.0, 1.0, (self.engine.obs_size,), np.float32)
         super().__init__(self._seats.num_envs, obs_space, spaces.Discrete(self.engine.num_actions))
-        self._actions: np.ndarray | None = None
+        self._actions: Any = _NO_ACTIONS
         self._masks: np.ndarray | None = None
         self._start = time.time()
 
@@ -201,10 +216,10 @@ class QwintoVecEnv(VecEnv):
         self._actions = actions
 
     def step_wait(self):
-        if self._actions is None:
+        if self._actions is _NO_ACTIONS:
             raise RuntimeError("step_wait() called without step_async(actions)")
         out, rewards, dones = self._seats.step(self._actions)
-        self._actions = None
+        self._actions = _NO_ACTIONS
         obs = self._observe()
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if int(out.done_index.shape[0]):

@@ -36,13 +36,14 @@ def test_sheet_follows_the_rules(backend, moves):
                 if c < 27 and allowed[c] >> value & 1:
                     actions[n, s] = c
         values = B.asarray([value] * 3, B.int64)
-        legal = to_np(sheets.legal_writes(values, B.asarray([7, 7, 7], B.int64)))
+        writes = sheets.legal_writes(values, B.asarray([7, 7, 7], B.int64))
+        legal = to_np(writes)
         for n in range(3):
             for s in range(2):
                 assert legal[n, s] >> actions[n, s] & 1
         rewards = B.zeros((3, 2), B.float32)
         ended = to_np(sheets.enter(B.asarray(actions, B.int64), values,
-                                   sheets.base_game + active))
+                                   sheets.base_game + active, writes))
         sheets.entry_rewards(rewards)
         for n in range(3):
             a = int(to_np(active)[n])

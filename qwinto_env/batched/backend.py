@@ -18,6 +18,33 @@ from typing import Any, Sequence
 import numpy as np
 
 BACKENDS = ("numpy", "torch")
+#: Seeds both backends take: torch's generators hold 64 bits, numpy's refuse negatives.
+SEED_LIMIT = 1 << 64
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int, or None; ``ValueError`` naming it unless it is None or
+    an integer (Python or numpy, not bool) in ``0..2**64-1``."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed must be None or an integer in 0..2**64-1, got {seed!r}")
+    return int(seed)
+
+
+def _integer_array(x: Any, what: str) -> np.ndarray:
+    """``x`` (array-like) as an int64 numpy array; ``ValueError`` naming ``what`` unless
+    it holds integers that int64 holds (a uint64 above 2**63-1 would wrap)."""
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:  # ragged nesting, objects numpy refuses
+        raise ValueError(f"{what} must be an array of integers: {err}") from err
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{what} must fit in int64, got {int(arr.max())}")
+    return arr.astype(np.int64, copy=False)
 
 
 class Backend:
@@ -51,7 +78,10 @@ class Backend:
     def as_int64(self, x: Any, what: str) -> Any:
         """``x`` (array-like or tensor of integers) as an int64 array on the device.
 
-        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers.
+        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers. A torch
+        tensor given to the numpy backend, a numpy array or a tensor on another device
+        given to the torch backend is copied over (SB3 hands numpy actions to a torch
+        engine).
         """
         raise NotImplementedError
 
@@ -73,6 +103,10 @@ class Backend:
         return bool(x.any())
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def clip(self, x: Any, low: int, high: int) -> Any:
+        """``x`` with every element limited to ``low..high``."""
         raise NotImplementedError
 
     def amax(self, x: Any, axis: int) -> Any:
@@ -121,7 +155,11 @@ class Backend:
         raise NotImplementedError
 
     def generator(self, seed: int | None) -> Any:
-        """A random generator on the device, seeded with ``seed`` (fresh entropy if None)."""
+        """A random generator on the device, seeded with ``seed`` (fresh entropy if None).
+
+        Raises ``ValueError`` unless ``seed`` passes :func:`check_seed`; the same seed
+        (a Python or numpy integer) always gives the same generator.
+        """
         raise NotImplementedError
 
     def integers(self, gen: Any, low: int, high: int, shape: Sequence[int], dtype: Any) -> Any:
@@ -152,10 +190,7 @@ class NumpyBackend(Backend):
     def as_int64(self, x, what):
         if hasattr(x, "detach"):  # a torch tensor given to the numpy engine
             x = x.detach().cpu().numpy()
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
-        return arr.astype(np.int64, copy=False)
+        return _integer_array(x, what)
 
     def copy(self, x):
         return x.copy()
@@ -171,6 +206,9 @@ class NumpyBackend(Backend):
 
     def where(self, cond, a, b):
         return np.where(cond, a, b)
+
+    def clip(self, x, low, high):
+        return np.clip(x, low, high)
 
     def amax(self, x, axis):
         return x.max(axis)
@@ -209,7 +247,7 @@ class NumpyBackend(Backend):
         return gen.permuted(np.tile(np.arange(n, dtype=np.int64), (k, 1)), axis=1)
 
     def generator(self, seed):
-        return np.random.default_rng(seed)
+        return np.random.default_rng(check_seed(seed))
 
     def integers(self, gen, low, high, shape, dtype):
         return gen.integers(low, high, size=tuple(shape), dtype=dtype)
@@ -224,7 +262,12 @@ class TorchBackend(Backend):
         import torch
 
         self.torch = torch
-        self.device = torch.device(device)
+        try:  # an unknown or absent device fails here, not in the middle of a step
+            self.device = torch.device(device)
+            torch.empty(0, device=self.device)
+        except (RuntimeError, TypeError, AssertionError) as err:
+            raise ValueError(f"device must be a torch device this machine has (e.g. 'cpu', "
+                             f"'cuda:0'), got {device!r}: {err}") from err
         self.int8, self.int16, self.int32, self.int64 = (
             torch.int8, torch.int16, torch.int32, torch.int64)
         self.float32, self.bool_ = torch.float32, torch.bool
@@ -248,10 +291,7 @@ class TorchBackend(Backend):
     def as_int64(self, x, what):
         torch = self.torch
         if not isinstance(x, torch.Tensor):
-            arr = np.asarray(x)
-            if arr.dtype.kind not in "iu":
-                raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
-            x = torch.from_numpy(arr.astype(np.int64, copy=False))
+            x = torch.from_numpy(_integer_array(x, what))
         elif x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
             raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
         return x.to(device=self.device, dtype=torch.int64)
@@ -270,6 +310,9 @@ class TorchBackend(Backend):
 
     def where(self, cond, a, b):
         return self.torch.where(cond, a, b)
+
+    def clip(self, x, low, high):
+        return self.torch.clamp(x, low, high)
 
     def amax(self, x, axis):
         return self.torch.amax(x, dim=axis)
@@ -330,11 +373,12 @@ class TorchBackend(Backend):
         return self.argsort(self.uniform(gen, (k, n)))
 
     def generator(self, seed):
+        seed = check_seed(seed)
         gen = self.torch.Generator(device=self.device)
         if seed is None:
             gen.seed()
         else:
-            gen.manual_seed(int(seed))
+            gen.manual_seed(seed)
         return gen
 
     def integers(self, gen, low, high, shape, dtype):

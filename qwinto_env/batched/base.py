@@ -43,17 +43,28 @@ class BatchedGame:
         self.gen = self.backend.generator(seed)
 
     # -- who starts ------------------------------------------------------------------
-    def _first_active(self, start_player: Any) -> Any:
-        """The (N,) first active seats of a reset: the constructor's rule, or
-        ``start_player`` (a seat, or N seats) for this reset only."""
+    def _reset_args(self, seed: Any, start_player: Any) -> tuple[Any, Any]:
+        """A reset's generator (``self.gen`` unless ``seed`` is given) and ``start_player``
+        as (N,) seats (None: the constructor's rule), checked before anything changes.
+
+        Raises ``ValueError`` naming a bad ``seed`` or ``start_player`` (a seat, or N
+        seats).
+        """
         B, N, P = self.backend, self.num_games, self.num_players
+        gen = self.gen if seed is None else B.generator(seed)
         if start_player is None:
-            return self._start_seats(N)
+            return gen, None
         active = B.as_int64(start_player, "start_player")
         if tuple(active.shape) not in ((), (N,)) or bool(((active < 0) | (active >= P)).any()):
             raise ValueError(f"start_player must be a seat in 0..{P - 1} or an array of "
                              f"{N} such seats, got {start_player!r}")
-        return active + B.zeros((N,), B.int64)
+        return gen, active + B.zeros((N,), B.int64)
+
+    def _begin_reset(self, gen: Any, active: Any) -> Any:
+        """Adopt the checked ``gen``; the (N,) first active seats (``active``, or drawn by
+        the constructor's rule when None)."""
+        self.gen = gen
+        return self._start_seats(self.num_games) if active is None else active
 
     def _start_seats(self, k: int) -> Any:
         """First active seats of ``k`` (auto-)reset games, by the constructor's rule."""
@@ -72,6 +83,11 @@ class BatchedGame:
         return self.sheet.allowed_values()
 
     # -- a step's actions ------------------------------------------------------------
+    def check_actions(self, actions: Any) -> None:
+        """Raise what a validated :meth:`step` raises for ``actions`` (N, P), changing
+        nothing (e.g. to check a learner's actions before asking opponents for theirs)."""
+        self._actions(actions, True)
+
     def _actions(self, actions: Any, validate: bool) -> Any:
         """``actions`` as an (N, P) int64 array; with ``validate``, every one legal.
 

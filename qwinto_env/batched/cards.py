@@ -179,11 +179,10 @@ class BatchedCardGame(BatchedGame):
               deck: Any = None) -> None:
         """Start all N games afresh: ``seed`` reseeds the generator, ``start_player``
         (a seat or N seats) and ``deck`` ((N, 32) permutations of 0..31, dealt as in
-        :meth:`qwinto_env.cards.CardGame.reset`) fix this deal only."""
+        :meth:`qwinto_env.cards.CardGame.reset`) fix this deal only. A bad argument
+        raises ``ValueError`` naming it and changes nothing."""
         B, N, P = self.backend, self.num_games, self.num_players
-        if seed is not None:
-            self.gen = B.generator(seed)
-        active = self._first_active(start_player)
+        gen, active = self._reset_args(seed, start_player)
         if deck is not None:
             deck = B.as_int64(deck, "deck")
             ok = tuple(deck.shape) == (N, DECK)
@@ -192,6 +191,7 @@ class BatchedCardGame(BatchedGame):
             if not ok:
                 raise ValueError(f"deck must be {N} permutations of the card ids 0..31, "
                                  f"shape ({N}, 32)")
+        active = self._begin_reset(gen, active)
         self.sheet.reset()
         self.hands = B.zeros((N, P, HAND), B.int64)
         self.tops = B.zeros((N, STACKS), B.int64)
@@ -292,19 +292,24 @@ class BatchedCardGame(BatchedGame):
         ``chance`` (N, 32) fixes the new pile order of the games that reshuffle in this
         step (module docstring); other rows are ignored. With ``validate`` (default) an
         illegal action raises :class:`~qwinto_env.game.IllegalActionError` naming the
-        game, seat and action, and nothing changes.
+        game, seat and action, and nothing changes; ``validate=False`` skips that check
+        (no host synchronisation), for callers whose actions are legal: an illegal action
+        then leaves its own game in some legal state of the rules (which one is
+        unspecified) and never touches another game. Bad shapes, dtypes and ``chance``
+        raise either way, before anything changes.
         """
         B, N, P = self.backend, self.num_games, self.num_players
         a = self._actions(actions, validate)
         orders = None if chance is None else self._check_chance(chance)
         rewards = B.zeros((N, P), B.float32)
+        legal = self.legal_bits()
         self._legal = None
         if self.phase == PLAY:
-            self._play(B.flat(a)[self._base_game + self.active])
+            self._play(self._legal_play(a, legal))
             empty = B.zeros((0,), B.int64)
             return DiceStepResult(rewards, B.zeros((N,), B.bool_), empty,
                                   B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
-        return self._enter(a, rewards, orders)
+        return self._enter(a, legal[..., 0], rewards, orders)
 
     def _legal_at(self, actions: Any) -> Any:
         # Two 64-bit words of legal bits per seat: word a // 64, bit a % 64.
@@ -312,6 +317,19 @@ class BatchedCardGame(BatchedGame):
         words = self.legal_bits().reshape(-1, 2)[B.arange(actions.shape[0] * actions.shape[1]),
                                                   B.flat(actions >> 6)]
         return ((words.reshape(actions.shape) >> (actions & 63)) & 1) == 1
+
+    def _legal_play(self, a: Any, legal: Any) -> Any:
+        """The active seats' plays (N,) in the actions ``a`` (N, P), made legal: an id
+        out of range counts as the nearest one, and one that is not a legal play of its
+        game (per ``legal``, :meth:`legal_bits`) as the first card on the first stack,
+        always legal at a play (an active hand is never empty there)."""
+        B = self.backend
+        rows = self._base_game + self.active
+        act = B.clip(B.flat(a)[rows], 0, NUM_ACTIONS - 1)
+        # One 1-D gather of each play's word of legal bits: cheaper than a row gather.
+        word = B.take(B.flat(legal), 2 * rows + (act >> 6), 0)
+        first = single.SINGLE_FIRST
+        return first + (act - first) * ((word >> (act & 63)) & 1)
 
     def _check_chance(self, chance: Any) -> Any:
         B = self.backend
@@ -355,9 +373,9 @@ class BatchedCardGame(BatchedGame):
         self.counting = b_stack
         self.phase = ENTRY
 
-    def _enter(self, a: Any, rewards: Any, orders: Any) -> DiceStepResult:
+    def _enter(self, a: Any, legal: Any, rewards: Any, orders: Any) -> DiceStepResult:
         B, P, sheet = self.backend, self.num_players, self.sheet
-        ended = sheet.enter(a, self.value, self._base_game + self.active)
+        ended = sheet.enter(a, self.value, self._base_game + self.active, legal)
         pile_ran_out = self._refill(orders)
         self.turn += 1
         self._clear_announcement()

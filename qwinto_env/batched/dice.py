@@ -79,8 +79,9 @@ CHOOSE, REROLL_DECISION, ENTRY, OVER = single.CHOOSE, single.REROLL_DECISION, si
 
 _NV = rules.MAX_VALUE + 1          # value slots 0..18 (0 unused)
 _NC = rules.NUM_CELLS              # 27 cells
+_ALL_DICE = len(single.SUBSET_ROWS) - 1  # the colour subset of every die, the last roll id
 _PASS_BIT = 1 << PASS
-_CHOOSE_BITS = sum(1 << (ROLL_FIRST + s) for s in range(7))
+_CHOOSE_BITS = sum(1 << (ROLL_FIRST + s) for s in range(_ALL_DICE))
 _REROLL_BITS = (1 << KEEP) | (1 << REROLL)
 
 
@@ -171,11 +172,10 @@ class BatchedDiceGame(BatchedGame):
 
         ``seed`` reseeds the generator. ``start_player`` (a seat, or an array of N
         seats) fixes who starts in this reset only; by default the constructor's rule.
+        A bad ``seed`` or ``start_player`` raises ``ValueError`` and changes nothing.
         """
         B, N = self.backend, self.num_games
-        if seed is not None:
-            self.gen = B.generator(seed)
-        active = self._first_active(start_player)
+        active = self._begin_reset(*self._reset_args(seed, start_player))
         self.sheet.reset()
         self.active = active
         self.subset = B.zeros((N,), B.int64)
@@ -218,18 +218,24 @@ class BatchedDiceGame(BatchedGame):
         ``chance`` (N, 3) fixes the die faces (1..6) if this step rolls. With
         ``validate`` (default) an illegal action raises
         :class:`~qwinto_env.game.IllegalActionError` naming the game, seat and action, and
-        nothing changes; ``validate=False`` trusts the caller (e.g. actions sampled
-        from :meth:`legal_bits`).
+        nothing changes; ``validate=False`` skips that check (no host synchronisation),
+        for callers whose actions are legal (e.g. sampled from :meth:`legal_bits`): an
+        illegal action then leaves its own game in some legal state of the rules (which
+        one is unspecified) and never touches another game. Bad shapes, dtypes and
+        ``chance`` raise ``ValueError`` or ``IllegalActionError`` either way, before
+        anything changes.
         """
         B, N, P = self.backend, self.num_games, self.num_players
         a = self._actions(actions, validate)
         faces = None if chance is None else self._check_chance(chance)
         phase = self.phase
+        legal = self.legal_bits() if phase == ENTRY else None
         self._legal = None
         rewards = B.zeros((N, P), B.float32)
         if phase == CHOOSE:
             act = B.flat(a)[self._base_game + self.active]
-            self.subset = act - PASS
+            # A non-roll id still rolls 1..7 colours: a legal roll, and an index in range.
+            self.subset = B.clip(act - PASS, 1, _ALL_DICE)
             self._roll(self._faces(faces), None)
             self.phase = REROLL_DECISION
         elif phase == REROLL_DECISION:
@@ -238,7 +244,7 @@ class BatchedDiceGame(BatchedGame):
                 self._roll(self._faces(faces), rerolls)
             self.phase = ENTRY
         else:
-            return self._enter(a, rewards)
+            return self._enter(a, legal, rewards)
         empty = B.zeros((0,), B.int64)
         return DiceStepResult(rewards, B.zeros((N,), B.bool_), empty,
                               B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
@@ -267,9 +273,9 @@ class BatchedDiceGame(BatchedGame):
         self.dice = dice
         self.value = B.astype(dice[:, 0] + dice[:, 1] + dice[:, 2], B.int64)  # <= 18: no overflow
 
-    def _enter(self, a: Any, rewards: Any) -> DiceStepResult:
+    def _enter(self, a: Any, legal: Any, rewards: Any) -> DiceStepResult:
         B, P, sheet = self.backend, self.num_players, self.sheet
-        ended = sheet.enter(a, self.value, self._base_game + self.active)
+        ended = sheet.enter(a, self.value, self._base_game + self.active, legal)
         self.turn += 1
         self.subset = self.subset * 0
         self.value = self.value * 0

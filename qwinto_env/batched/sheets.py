@@ -12,7 +12,6 @@ tables come from :mod:`qwinto_env.rules`:
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ PASS = NC                  # the pass action of both games
 REWARDS = ("win", "margin", "score")
 
 
-@functools.lru_cache(maxsize=None)
 def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: str,
                      reward: str | None, start_player: Any) -> str:
     """Validate what every batched engine takes; the reward kind (``None`` -> default).
@@ -171,11 +169,18 @@ class Sheets:
         cells = B.astype(B.flat(self.legal_cells)[self._base_value + slot[:, None]], B.int64)
         return (cells & self.t["colour_cells"][colours][:, None]) | (1 << PASS)
 
-    def enter(self, a: Any, value: Any, seat_of_active: Any) -> Any:
+    def enter(self, a: Any, value: Any, seat_of_active: Any, legal: Any) -> Any:
         """Apply the entry actions ``a`` (N, P) of ``value`` (N,); the active seats
         (flat indices ``seat_of_active``) that pass mark a misthrow. Returns the games
-        that reached an end condition of the sheets (two full rows, four misthrows)."""
+        that reached an end condition of the sheets (two full rows, four misthrows).
+
+        ``legal`` (N, P) are the seats' legal actions from :meth:`legal_writes`. An id
+        out of range counts as the nearest one (0 or pass), and a cell that is not a
+        legal write now as a pass: no id writes outside its own sheet or breaks a rule.
+        """
         B, t = self.backend, self.t
+        cell = B.clip(a, 0, PASS)
+        a = PASS + (cell - PASS) * ((legal >> cell) & 1)  # arithmetic: cheaper than where
         # Writes; a pass lands in the scratch column 27 and adds 0 to scratch row 3.
         B.flat(self.cells)[self._base_cell + a] = B.astype(value, B.int8)[:, None]
         writes = B.astype(a != PASS, B.int8)
