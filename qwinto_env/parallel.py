@@ -168,6 +168,11 @@ def engine_options(game: str) -> list[str]:
     return [n for n in keyword_names(GAMES[game]) if n not in ("num_players", "seed")]
 
 
+def env_options(game: str) -> list[str]:
+    """Every keyword that :func:`parallel_env` and :func:`env` accept for ``game``."""
+    return keyword_names(QwintoParallelEnv) + engine_options(game)
+
+
 def check_options(maker: str, given: Iterable[str], accepted: Collection[str]) -> None:
     """Raise TypeError (as Python does for an unknown keyword) naming every option of
     ``given`` that ``maker`` does not accept, and listing the accepted ones."""
@@ -187,8 +192,7 @@ class QwintoParallelEnv(ParallelEnv):
                  render_mode: str | None = None, illegal_action: str = "raise",
                  illegal_penalty: float = -1.0, random_start: bool = False,
                  **game_options: Any):
-        check_options("qwinto_env.parallel_env", game_options,
-                      keyword_names(QwintoParallelEnv) + engine_options(game))
+        check_options("qwinto_env.parallel_env", game_options, env_options(game))
         self.game: Game = GAMES[game](num_players=num_players, **game_options)
         self._configure(reward, render_mode, illegal_action, illegal_penalty, random_start)
         self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
@@ -465,5 +469,6 @@ class QwintoAECEnv(AECEnv):
 def env(game: str = "dice", num_players: int = 2, **kwargs: Any) -> OrderEnforcingWrapper:
     """The AEC view of :func:`parallel_env`: a :class:`QwintoAECEnv` in PettingZoo's
     ``OrderEnforcingWrapper``, as ``parallel_to_aec`` would wrap its conversion."""
+    check_options("qwinto_env.env", kwargs, env_options(game))
     return OrderEnforcingWrapper(
         QwintoAECEnv(parallel_env(game=game, num_players=num_players, **kwargs)))
