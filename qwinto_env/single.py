@@ -44,8 +44,8 @@ option               default      meaning
 ===================  ===========  ==================================================
 
 Any other keyword raises a ``TypeError`` naming it and listing these.
-``reset(options=...)`` accepts ``{"learner_seat": k}``, ``{"start_player": i}`` and, in the card game,
-``{"deck": order}`` for one episode.
+``reset(options=...)`` accepts ``{"learner_seat": k}``, ``{"start_player": i}`` and, in
+the card game, ``{"deck": order}`` for one episode.
 
 Steps
 -----

@@ -208,7 +208,8 @@ def test_the_illegal_action_error_names_the_pass_option_of_each_env():
         par.step({"player_0": 27, "player_1": 27})
     aec = qwinto_env.env()
     aec.reset(seed=0)
-    with pytest.raises(IllegalActionError, match=r'qwinto_env.env\(\.\.\., illegal_action="pass"\)'):
+    with pytest.raises(IllegalActionError,
+                       match=r'qwinto_env.env\(\.\.\., illegal_action="pass"\)'):
         aec.step(27)
     single = gymnasium.make("Qwinto-v0")
     single.reset(seed=0)
