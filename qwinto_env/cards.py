@@ -126,7 +126,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import rules
-from .game import Game, IllegalActionError
+from .game import Game, IllegalActionError, check_seed
 
 # -- cards and stacks ----------------------------------------------------------
 NUM_COLOURS = 4
@@ -276,12 +276,9 @@ class CardGame(Game):
     def reset(self, seed: int | None = None, start_player: int = 0,
               deck: Sequence[int] | None = None) -> None:
         """Start a new game; ``deck`` fixes the deal (see the module docstring)."""
-        if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
-                or not 0 <= start_player < self.num_players:
-            raise ValueError(f"start_player must be a seat in 0..{self.num_players - 1}, "
-                             f"got {start_player!r}")
-        if deck is not None:
-            deck = self._check_order("deck", deck, range(DECK_SIZE))
+        seed = check_seed(seed)
+        start_player = self.check_start_player(start_player)
+        deck = self.check_reset_options({"deck": deck})["deck"]
         if seed is not None or not hasattr(self, "rng"):
             self.rng = random.Random(seed)
         if deck is None:
@@ -295,7 +292,7 @@ class CardGame(Game):
             for s in range(n)]
         # The draw pile is stored reversed, so the next card is pile[-1] (pop is O(1)).
         self._pile: list[int] = list(reversed(deck[NUM_STACKS + HAND_SIZE * n:]))
-        self.active = int(start_player)
+        self.active = start_player
         self.phase = PLAY
         self.played: list[tuple[int, int]] = []  # (card, stack) this turn, in play order
         self.value = 0           # announced value (valid once ``played`` is non-empty)
@@ -309,6 +306,16 @@ class CardGame(Game):
         self._feats = np.zeros(self._size, dtype=np.float32)
         self._encode_all()
         self._legal = None
+
+    def check_reset_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``deck`` (if in ``options``) as a list of card ids, or ValueError unless it is
+        ``None`` or a permutation of 0..31; other keys are left out."""
+        if "deck" not in options:
+            return {}
+        deck = options["deck"]
+        if deck is not None:
+            deck = self._check_order("deck", deck, range(DECK_SIZE))
+        return {"deck": deck}
 
     @staticmethod
     def _check_order(name: str, order: Any, expected: Any) -> list[int]:
@@ -534,15 +541,15 @@ class CardGame(Game):
         """Phase, active player, stacks, pile size, hand sizes and this turn's play.
 
         ``roll`` is the announcement, named as in the dice game so tools that read
-        ``roll["value"]`` work for both games: ``{"colours", "value", "cards"}`` once
-        the active player has played, else ``None``. ``reroll_available`` is always
-        ``False`` (the card game has no re-roll).
+        ``roll["value"]`` work for both games: ``{"colours", "value", "cards"}``, with the
+        same keys on every step (for Gymnasium's vector envs, which stack infos key by
+        key); before the play its ``cards`` and ``colours`` are ``()`` and its ``value``
+        0 (a played value can be 0 too: ``cards`` tells them apart).
+        ``reroll_available`` is always ``False`` (the card game has no re-roll).
         """
         played = tuple((CARD_TUPLES[card], stack) for card, stack in self.played)
-        roll = None
-        if played:
-            roll = {"colours": tuple(rules.ROW_NAMES[r] for r in COLOUR_ROWS[self.colours]),
-                    "value": self.value, "cards": tuple(card for card, _ in played)}
+        roll = {"colours": tuple(rules.ROW_NAMES[r] for r in COLOUR_ROWS[self.colours]),
+                "value": self.value, "cards": tuple(card for card, _ in played)}
         return {"phase": PHASE_NAMES[self.phase], "roll": roll, "active_player": self.active,
                 "reroll_available": False, "played": played,
                 "stacks": tuple(CARD_TUPLES[stack[-1]] for stack in self.stacks),

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import rules
-from .game import Game, IllegalActionError
+from .game import Game, IllegalActionError, check_seed
 
 NUM_ACTIONS = 37
 PASS = 27
@@ -89,14 +89,13 @@ class DiceGame(Game):
 
     # -- state -------------------------------------------------------------
     def reset(self, seed: int | None = None, start_player: int = 0) -> None:
-        if not 0 <= start_player < self.num_players:
-            raise ValueError(f"start_player must be in 0..{self.num_players - 1}, "
-                             f"got {start_player}")
+        seed = check_seed(seed)
+        start_player = self.check_start_player(start_player)
         if seed is not None or not hasattr(self, "rng"):
             self.rng = random.Random(seed)
         n = self.num_players
         self._new_sheets()
-        self.active = int(start_player)
+        self.active = start_player
         self.phase = CHOOSE
         self.subset = 0          # bitmask of the rolled colours, 0 before the roll
         self.dice = (0, 0, 0)    # faces of the rolled dice (0 for dice not rolled)
@@ -124,11 +123,13 @@ class DiceGame(Game):
         """The three die faces of a roll: ``chance`` if given (validated), else drawn."""
         if chance is None:
             return [self.rng.randint(1, DIE_FACES) for _ in range(rules.NUM_ROWS)]
-        faces = [int(f) for f in chance]
-        if len(faces) != rules.NUM_ROWS or not all(1 <= f <= DIE_FACES for f in faces):
-            raise ValueError(f"dice must be three faces in 1..6 (orange, yellow, purple), "
-                             f"got {chance!r}")
-        return faces
+        faces = list(chance) if isinstance(chance, (Sequence, np.ndarray)) else []
+        if len(faces) != rules.NUM_ROWS or not all(
+                isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_))
+                and 1 <= f <= DIE_FACES for f in faces):
+            raise ValueError(f"dice must be three faces in 1..6, integers (orange, yellow, "
+                             f"purple), got {chance!r}")
+        return [int(f) for f in faces]
 
     def _roll(self, faces: list[int]) -> None:
         rows = SUBSET_ROWS[self.subset]
@@ -203,17 +204,18 @@ class DiceGame(Game):
         return self._obs_index[seat]
 
     def public_info(self) -> dict[str, Any]:
-        roll = None
-        if self.subset:
-            roll = {"colours": tuple(rules.ROW_NAMES[r] for r in SUBSET_ROWS[self.subset]),
-                    "dice": self.dice, "value": self.value}
+        """Phase, roll, active player and re-roll flag. ``roll`` has the same keys on
+        every step (for Gymnasium's vector envs, which stack infos key by key): before
+        a roll its ``colours`` are ``()``, its ``dice`` ``(0, 0, 0)`` and its ``value`` 0."""
+        roll = {"colours": tuple(rules.ROW_NAMES[r] for r in SUBSET_ROWS[self.subset]),
+                "dice": self.dice, "value": self.value}
         return {"phase": PHASE_NAMES[self.phase], "roll": roll,
                 "active_player": self.active, "reroll_available": self.reroll_left}
 
     def render(self) -> str:
         from .render import render_sheets  # render is a leaf; import lazily for speed
         info = self.public_info()
-        if info["roll"]:
+        if self.subset:
             r = info["roll"]
             roll = f"rolled {'+'.join(r['colours'])} = {r['value']}"
             if self.reroll_left:

@@ -22,12 +22,31 @@ class IllegalActionError(ValueError):
     """An action that the rules or the action space do not allow.
 
     ``agent`` is the seat (or agent name) that chose it, ``action`` the value given,
-    ``reason`` the rule it breaks. The game state is unchanged when this is raised.
+    ``reason`` the rule it breaks, ``hint`` (may be empty) what the user can do about
+    it. The game state is unchanged when this is raised.
     """
 
-    def __init__(self, agent: Any, action: Any, reason: str):
-        self.agent, self.action, self.reason = agent, action, reason
-        super().__init__(f"illegal action {action!r} for {agent}: {reason}")
+    def __init__(self, agent: Any, action: Any, reason: str, hint: str = ""):
+        self.agent, self.action, self.reason, self.hint = agent, action, reason, hint
+        message = f"illegal action {action!r} for {agent}: {reason}"
+        super().__init__(f"{message}; {hint}" if hint else message)
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int (or ``None``); ValueError unless it is a non-negative integer.
+
+    Numpy integers are accepted like Python ints; bools, floats, strings and negative
+    numbers are refused, as Gymnasium's ``reset(seed=...)`` refuses them (bools too,
+    which Gymnasium lets through as 0 and 1: a bool seed is a bug, not a seed).
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be None or a non-negative integer, "
+                         f"got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+    return int(seed)
 
 
 class Game(abc.ABC):
@@ -51,7 +70,26 @@ class Game(abc.ABC):
 
     @abc.abstractmethod
     def reset(self, seed: int | None = None, start_player: int = 0) -> None:
-        """Start a new game; ``seed`` reseeds the game's random generator."""
+        """Start a new game; ``seed`` reseeds the game's random generator.
+
+        Bad arguments raise ValueError before anything changes (generator included).
+        """
+
+    def check_start_player(self, start_player: Any) -> int:
+        """``start_player`` as an int; ValueError unless it is a seat of this table."""
+        if isinstance(start_player, (bool, np.bool_)) \
+                or not isinstance(start_player, (int, np.integer)) \
+                or not 0 <= start_player < self.num_players:
+            raise ValueError(f"start_player must be a seat in 0..{self.num_players - 1}, "
+                             f"got {start_player!r}")
+        return int(start_player)
+
+    def check_reset_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The :attr:`reset_options` among ``options``, validated for :meth:`reset`.
+
+        Raises ValueError naming the bad option; other keys are left out.
+        """
+        return {key: options[key] for key in self.reset_options if key in options}
 
     _legal: list[list[int]] | None = None  # per seat, cached until the state changes
 

@@ -49,10 +49,27 @@ returns the same features in absolute seat order (seat 0 first).
 
 Infos
 -----
-``infos[agent]`` holds ``sheet`` (3x9 ints), ``misthrows``, ``score`` (current score
-by the scoring rules), ``phase`` (``"choose"``, ``"reroll"``, ``"entry"``,
-``"over"``), ``roll`` (``{"colours", "dice", "value"}`` or ``None``),
-``active_player`` (seat index) and ``reroll_available``.
+``infos[agent]`` has the same keys, types and nested keys on every step and reset
+(Gymnasium's vector envs stack infos key by key and fail on a key whose type changes):
+
+=====================  ===============  ==================================================
+key                    type             content
+=====================  ===============  ==================================================
+``sheet``              3x9 int64 array  the agent's sheet (read-only), 0 = empty
+``misthrows``          int              the agent's misthrows
+``score``              int              its current score by the scoring rules
+``phase``              str              ``"choose"``, ``"reroll"``, ``"entry"``, ``"over"``
+``roll``               dict             ``colours`` (tuple of row names), ``dice``
+                                        (orange, yellow, purple faces, 0 = not rolled),
+                                        ``value`` (their sum); before a roll ``()``,
+                                        ``(0, 0, 0)`` and 0
+``active_player``      int              seat index of the active player
+``reroll_available``   bool             the active player may still re-roll
+``illegal_action``     bool             the agent's action was illegal and replaced
+                                        (``illegal_action="pass"``); else ``False``
+=====================  ===============  ==================================================
+
+The card game's infos are listed in :mod:`qwinto_env.cards`'s ``CardGame.public_info``.
 
 Rewards
 -------
@@ -67,18 +84,40 @@ Illegal actions
 ---------------
 An out-of-range, masked-out, non-integer or missing action raises
 :class:`~qwinto_env.game.IllegalActionError` (a ``ValueError``) naming the agent,
-the action and the reason, and leaves the game untouched. With
-``illegal_action="pass"`` an illegal action is replaced by the agent's default (pass
-where legal, else the last legal action: roll all dice, re-roll) and the agent gets
-``illegal_penalty`` added to its reward and ``infos[agent]["illegal_action"] = True``.
+the action and the reason (and the ``illegal_action="pass"`` option), and leaves the
+game untouched. The AEC view (:func:`env`) raises it at the ``step`` that gives the
+action and does not store it, so the env goes on as if that call never happened.
+With ``illegal_action="pass"`` an illegal action is replaced by the agent's default
+(pass where legal, else the last legal action: roll all dice, re-roll) and the agent
+gets ``illegal_penalty`` added to its reward and ``infos[agent]["illegal_action"] =
+True``.
 
-Seeding
--------
+AEC view
+--------
+:func:`env` is :class:`QwintoAECEnv` in PettingZoo's ``OrderEnforcingWrapper``: the
+``parallel_to_aec`` conversion (the agents act in seat order, the last one's ``step``
+steps the game) with the check above at every ``step`` and ``step(None)`` required of
+done agents. Its ``unwrapped`` is the AEC env itself (as in PettingZoo's own AEC
+games), so wrappers that edit the unwrapped env's rewards and terminations, such as
+``TerminateIllegalWrapper``, work; the ParallelEnv is its ``env`` attribute and the
+engine its ``game``.
+
+Seeding and options
+-------------------
 ``reset(seed=s)`` seeds the game's generator; the same seed and the same actions
-give the same trajectory. ``options={"start_player": i}`` fixes the first active
-player; ``random_start=True`` draws it from the seeded generator at every reset. The card
-game also takes ``options={"deck": order}`` to fix the deal (see :mod:`qwinto_env.cards`);
-other keys are ignored.
+give the same trajectory. ``s`` is ``None`` or a non-negative integer (Python or
+numpy: the same number gives the same trajectory), as in Gymnasium.
+``options={"start_player": i}`` fixes the first active player; ``random_start=True``
+draws it from the seeded generator at every reset. The card game also takes
+``options={"deck": order}`` to fix the deal (see :mod:`qwinto_env.cards`); other keys
+are ignored. A reset refused for a bad seed or option (a ``ValueError``)
+changes nothing: the game in progress, its generator included, goes on.
+
+The constructor takes the keyword arguments of :class:`QwintoParallelEnv` and the
+engine's options (the card game's ``empty_pile``); any other raises a ``TypeError``
+naming it and listing the accepted ones. There is no ``max_cycles``: both games
+always end by their rules within a bounded number of steps (as PettingZoo's classic
+board games, which have none either); truncations are always ``False``.
 
 Version history: v0, first release.
 """
@@ -86,21 +125,61 @@ Version history: v0, first release.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import inspect
+import math
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import AgentSelector
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .cards import CardGame
 from .dice import DiceGame
-from .game import Game, IllegalActionError, terminal_rewards
+from .game import Game, IllegalActionError, check_seed, terminal_rewards
 
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
 GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
 REWARDS = ("win", "margin", "score")
 ILLEGAL_ACTION_MODES = ("raise", "pass")
+
+
+def pass_hint(call: str) -> str:
+    """What an IllegalActionError tells the user who wants illegal actions forgiven;
+    ``call`` is how that env is made with ``illegal_action="pass"``."""
+    return f"to play a default action with a penalty instead, make the env with {call}"
+
+
+def keyword_names(function: Callable[..., Any]) -> list[str]:
+    """The named keyword parameters of ``function`` (not ``self``, not ``**kwargs``)."""
+    return [name for name, p in inspect.signature(function).parameters.items()
+            if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def engine_options(game: str) -> list[str]:
+    """The engine's own constructor options that the envs pass through (``empty_pile``).
+
+    Not ``num_players`` (an env option itself) nor ``seed`` (``reset(seed=...)`` seeds).
+    ValueError if ``game`` is not one of :data:`GAMES`.
+    """
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+    return [n for n in keyword_names(GAMES[game]) if n not in ("num_players", "seed")]
+
+
+def env_options(game: str) -> list[str]:
+    """Every keyword that :func:`parallel_env` and :func:`env` accept for ``game``."""
+    return keyword_names(QwintoParallelEnv) + engine_options(game)
+
+
+def check_options(maker: str, given: Iterable[str], accepted: Collection[str]) -> None:
+    """Raise TypeError (as Python does for an unknown keyword) naming every option of
+    ``given`` that ``maker`` does not accept, and listing the accepted ones."""
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise TypeError(f"{maker}() got unknown option(s) {', '.join(map(repr, unknown))}; "
+                        f"accepted: {', '.join(sorted(accepted))}")
 
 
 class QwintoParallelEnv(ParallelEnv):
@@ -113,9 +192,25 @@ class QwintoParallelEnv(ParallelEnv):
                  render_mode: str | None = None, illegal_action: str = "raise",
                  illegal_penalty: float = -1.0, random_start: bool = False,
                  **game_options: Any):
-        if game not in GAMES:
-            raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+        check_options("qwinto_env.parallel_env", game_options, env_options(game))
         self.game: Game = GAMES[game](num_players=num_players, **game_options)
+        self._configure(reward, render_mode, illegal_action, illegal_penalty, random_start)
+        self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
+        self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
+        self.agents: list[str] = []
+        self._index = [self.game.observation_index(i) for i in range(self.game.num_players)]
+        obs_size = len(self._index[0])
+        n_actions = self.game.num_actions
+        self._obs_spaces = {agent: spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (obs_size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (n_actions,), np.int8),
+        }) for agent in self.possible_agents}
+        self._act_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
+        self._scores = [0] * self.game.num_players
+
+    def _configure(self, reward: str | None, render_mode: str | None, illegal_action: str,
+                   illegal_penalty: float, random_start: bool) -> None:
+        """Validate and set the env's settings (ValueError naming a bad one)."""
         if reward is None:
             reward = "score" if self.game.num_players == 1 else "win"
         if reward not in REWARDS:
@@ -129,24 +224,17 @@ class QwintoParallelEnv(ParallelEnv):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of "
                              f"{ILLEGAL_ACTION_MODES}")
-        self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
+        if isinstance(illegal_penalty, (bool, np.bool_)) \
+                or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(illegal_penalty):
+            raise ValueError(f"illegal_penalty must be a finite number, got {illegal_penalty!r}")
+        if not isinstance(random_start, (bool, np.bool_)):
+            raise ValueError(f"random_start must be True or False, got {random_start!r}")
         self.reward_kind = reward
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.illegal_penalty = float(illegal_penalty)
         self.random_start = bool(random_start)
-        self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
-        self.agents: list[str] = []
-        self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self._index = [self.game.observation_index(i) for i in range(self.game.num_players)]
-        obs_size = len(self._index[0])
-        n_actions = self.game.num_actions
-        self._obs_spaces = {agent: spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, (obs_size,), np.float32),
-            "action_mask": spaces.Box(0, 1, (n_actions,), np.int8),
-        }) for agent in self.possible_agents}
-        self._act_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
-        self._scores = [0] * self.game.num_players
 
     # -- spaces ----------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -157,24 +245,33 @@ class QwintoParallelEnv(ParallelEnv):
 
     # -- episode -----------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None):
-        options = options or {}
-        start = options.get("start_player")
+        """Start a game (see Seeding and options in the module docstring)."""
+        seed = check_seed(seed)
+        start, fixed = self.check_reset_options(options)
         game = self.game
         if seed is not None:
             game.rng.seed(seed)
         if start is None:
             start = game.rng.randrange(game.num_players) if self.random_start else 0
-        elif isinstance(start, bool) or not isinstance(start, (int, np.integer)) \
-                or not 0 <= start < game.num_players:
-            raise ValueError(f"options['start_player'] must be a seat in "
-                             f"0..{game.num_players - 1}, got {start!r}")
-        fixed = {key: options[key] for key in game.reset_options if key in options}
-        game.reset(start_player=int(start), **fixed)
+        game.reset(start_player=start, **fixed)
         self.agents = self.possible_agents[:]
         self._scores = game.scores()
         if self.render_mode == "human":
             self.render()
         return self._observations(), self._infos()
+
+    def check_reset_options(self, options: Mapping[str, Any] | None
+                            ) -> tuple[int | None, dict[str, Any]]:
+        """The start player (``None``: the default) and the engine's reset options
+        from ``reset``'s ``options``; ValueError naming a bad one. Changes nothing."""
+        if options is None:
+            return None, {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict or None, got {options!r}")
+        start = options.get("start_player")
+        if start is not None:
+            start = self.game.check_start_player(start)
+        return start, self.game.check_reset_options(options)
 
     def step(self, actions: dict[str, Any]):
         if not self.agents:
@@ -203,9 +300,7 @@ class QwintoParallelEnv(ParallelEnv):
             rewards[seat] += self.illegal_penalty
 
         observations = self._observations()
-        infos = self._infos()
-        for seat in penalised:
-            infos[self.possible_agents[seat]]["illegal_action"] = True
+        infos = self._infos(penalised)
         agents = self.agents
         rewards = dict(zip(agents, rewards))
         terminations = dict.fromkeys(agents, game.done)
@@ -232,7 +327,8 @@ class QwintoParallelEnv(ParallelEnv):
                 joint.append(game.default_action(seat))
                 penalised.append(seat)
             else:
-                raise IllegalActionError(agent, action, problem)
+                raise IllegalActionError(agent, action, problem, pass_hint(
+                    'qwinto_env.parallel_env(..., illegal_action="pass")'))
         return joint, penalised
 
     # -- views -------------------------------------------------------------------
@@ -248,11 +344,13 @@ class QwintoParallelEnv(ParallelEnv):
             obs[agent] = {"observation": feats[self._index[seat]], "action_mask": mask}
         return obs
 
-    def _infos(self) -> dict[str, dict[str, Any]]:
+    def _infos(self, penalised: Collection[int] = ()) -> dict[str, dict[str, Any]]:
+        """Every agent's infos; ``penalised``: the seats whose action was replaced."""
         game = self.game
         public = game.public_info()
         return {agent: {"sheet": game.sheet(seat), "misthrows": game.misthrows[seat],
-                        "score": self._scores[seat], **public, **game.private_info(seat)}
+                        "score": self._scores[seat], **public, **game.private_info(seat),
+                        "illegal_action": seat in penalised}
                 for seat, agent in enumerate(self.possible_agents)}
 
     def state(self) -> np.ndarray:
@@ -281,6 +379,96 @@ def parallel_env(game: str = "dice", num_players: int = 2, **kwargs: Any) -> Qwi
     return QwintoParallelEnv(game=game, num_players=num_players, **kwargs)
 
 
-def env(game: str = "dice", num_players: int = 2, **kwargs: Any):
-    """The AEC view of :func:`parallel_env`, through PettingZoo's ``parallel_to_aec``."""
-    return parallel_to_aec(parallel_env(game=game, num_players=num_players, **kwargs))
+class QwintoAECEnv(AECEnv):
+    """The AEC view of a :class:`QwintoParallelEnv` (see "AEC view" in the module docstring).
+
+    It plays as PettingZoo's ``parallel_to_aec`` conversion does (the agents act in seat
+    order; the last one's ``step`` steps the ParallelEnv), but ``step`` refuses a bad
+    action before it is stored: an illegal action of a live agent (unless
+    ``illegal_action="pass"``), and anything but ``None`` from a done agent, raise
+    :class:`IllegalActionError` and leave the env as it was. It is its own class, not a
+    subclass of the conversion, because PettingZoo's ``api_test`` refuses an
+    ``unwrapped`` that is a conversion wrapper.
+    """
+
+    def __init__(self, parallel: QwintoParallelEnv):
+        self.env = parallel
+        self.metadata = {**parallel.metadata, "is_parallelizable": True}
+        self.render_mode = parallel.render_mode
+        self.possible_agents = parallel.possible_agents
+        self.state_space = parallel.state_space
+        self.agents: list[str] = []
+
+    @property
+    def game(self) -> Game:
+        """The game engine of the underlying ParallelEnv."""
+        return self.env.game
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.env.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self._observations, infos = self.env.reset(seed=seed, options=options)
+        self.agents = self.env.agents[:]
+        self.infos = dict(infos)
+        self._actions: dict[str, Any] = {}
+        self._selector = AgentSelector(self.agents)
+        self.agent_selection = self._selector.reset()
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        return self._observations[agent]
+
+    def state(self) -> np.ndarray:
+        return self.env.state()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if agent not in self.terminations:
+            raise IllegalActionError(agent, action, "the game is over; call reset()")
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(agent, action, "the agent is done: its only "
+                                         "action is None")
+            self._was_dead_step(action)
+            return
+        if self.env.illegal_action == "raise":
+            problem = self.game.action_problem(self.possible_agents.index(agent), action)
+            if problem is not None:
+                raise IllegalActionError(agent, action, problem, pass_hint(
+                    'qwinto_env.env(..., illegal_action="pass")'))
+        self._actions[agent] = action
+        if not self._selector.is_last():
+            if self._selector.is_first():
+                self._clear_rewards()
+            self.agent_selection = self._selector.next()
+            return
+        actions, self._actions = self._actions, {}
+        obs, rewards, terminations, truncations, infos = self.env.step(actions)
+        self._observations, self.infos = obs, dict(infos)
+        self.terminations, self.truncations = dict(terminations), dict(truncations)
+        self.rewards, self._cumulative_rewards = dict(rewards), dict(rewards)
+        if self.env.agents:
+            self._selector = AgentSelector(self.env.agents)
+            self.agent_selection = self._selector.reset()
+        self._deads_step_first()
+
+    def render(self) -> str | None:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def env(game: str = "dice", num_players: int = 2, **kwargs: Any) -> OrderEnforcingWrapper:
+    """The AEC view of :func:`parallel_env`: a :class:`QwintoAECEnv` in PettingZoo's
+    ``OrderEnforcingWrapper``, as ``parallel_to_aec`` would wrap its conversion."""
+    check_options("qwinto_env.env", kwargs, env_options(game))
+    return OrderEnforcingWrapper(
+        QwintoAECEnv(parallel_env(game=game, num_players=num_players, **kwargs)))

@@ -43,8 +43,9 @@ option               default      meaning
 ``empty_pile``       (cards)      the card game's option, passed to its engine
 ===================  ===========  ==================================================
 
-``reset(options=...)`` accepts ``{"learner_seat": k}`` and ``{"start_player": i}`` for
-one episode.
+Any other keyword raises a ``TypeError`` naming it and listing these.
+``reset(options=...)`` accepts ``{"learner_seat": k}``, ``{"start_player": i}`` and, in
+the card game, ``{"deck": order}`` for one episode.
 
 Steps
 -----
@@ -59,8 +60,12 @@ without being asked (as in :mod:`agents.evaluate`).
 Infos
 -----
 The learner's infos from the ParallelEnv (``sheet``, ``misthrows``, ``score``,
-``phase``, ``roll``, ``active_player``...; in the card game its own ``hand``), plus:
+``phase``, ``roll``, ``active_player``...; in the card game its own ``hand``), plus the
+keys below; every key is there with the same type and nested keys on every step and
+reset (what ``gymnasium.make_vec`` and ``SyncVectorEnv`` need to stack infos):
 
+* ``illegal_action``: ``True`` when this step's learner action was illegal and replaced
+  (``illegal_action="pass"``), else ``False``;
 * ``learner_seat``: the learner's seat this episode;
 * ``scores``: every seat's current score, seat 0 first;
 * ``opponent_actions``: the opponents' real decisions (not forced passes) since the
@@ -72,13 +77,16 @@ Illegal actions
 ---------------
 A learner action that is out of range, masked out or not an integer raises
 :class:`~qwinto_env.game.IllegalActionError` before anything moves (opponents do not
-act, no generator advances). ``step`` after the end of the game raises it too.
+act, no generator advances); its message names the ``illegal_action="pass"`` option.
+``step`` after the end of the game raises it too.
 
 Seeding
 -------
-``reset(seed=s)`` seeds the env's generator (``self.np_random``); every reset then
-draws from it the game's seed, each opponent's seed and, with
-``learner_seat="random"``, the learner's seat. The same seed and the same learner
+``reset(seed=s)`` seeds the env's generator (``self.np_random``); ``s`` is ``None`` or a
+non-negative Python or numpy integer (``np.int64(3)`` gives what ``3`` gives). A reset
+refused for a bad seed or option changes nothing. Every reset then draws from it the
+game's seed, each opponent's seed and, with ``learner_seat="random"``, the learner's
+seat. The same seed and the same learner
 actions give the same episode, and resets without a seed continue the sequence.
 
 Checkers and Stable-Baselines3
@@ -110,8 +118,9 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from .game import IllegalActionError
-from .parallel import QwintoParallelEnv
+from .game import IllegalActionError, check_seed
+from .parallel import (QwintoParallelEnv, check_options, engine_options, keyword_names,
+                       pass_hint)
 
 __all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
 
@@ -186,6 +195,8 @@ class QwintoSingleEnv(gym.Env):
                  render_mode: str | None = None, random_start: bool = False,
                  illegal_action: str = "raise", illegal_penalty: float = -1.0,
                  **game_options: Any):
+        check_options("QwintoSingleEnv", game_options,
+                      keyword_names(QwintoSingleEnv) + engine_options(game))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise RenderModeError(f"unknown render_mode {render_mode!r}; choose one of "
                                   f"{self.metadata['render_modes']} or None")
@@ -224,10 +235,14 @@ class QwintoSingleEnv(gym.Env):
 
     # -- episode ---------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        """Start an episode (see Seeding). A bad seed or option raises ValueError
+        before anything changes: generators, opponents and the game go on as they were."""
+        seed = check_seed(seed)
+        self.table.check_reset_options(options)
         options = dict(options or {})
         seat = options.pop("learner_seat", self.learner_seat_option)
         _check_seat(seat, self.num_players)
+        super().reset(seed=seed)
         rng = self.np_random
         game_seed = int(rng.integers(_SEED_BOUND))
         agent_seeds = rng.integers(_SEED_BOUND, size=len(self.opponents))
@@ -250,20 +265,19 @@ class QwintoSingleEnv(gym.Env):
         if table.illegal_action == "raise":
             problem = table.game.action_problem(self.learner_seat, action)
             if problem is not None:
-                raise IllegalActionError(self.agent, action, problem)
+                raise IllegalActionError(self.agent, action, problem, pass_hint(
+                    'gymnasium.make("Qwinto-v0", ..., illegal_action="pass")'))
         observations, rewards, terminations, _, infos, acted = self._table_step(action)
         reward = self._pending_reward + rewards[self.agent]
         self._pending_reward = 0.0
-        penalised = infos[self.agent].get("illegal_action", False)
+        penalised = infos[self.agent]["illegal_action"]
         if terminations[self.agent]:
             self._done = True
             self._obs, self._table_infos = observations[self.agent], infos
             skipped_reward, later, skipped = 0.0, [], 0
         else:
             skipped_reward, later, skipped = self._advance(observations, infos)
-        infos = self._learner_infos(acted + later, skipped)
-        if penalised:
-            infos["illegal_action"] = True
+        infos = self._learner_infos(acted + later, skipped, penalised)
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward + skipped_reward, self._done, False, infos
@@ -312,12 +326,14 @@ class QwintoSingleEnv(gym.Env):
         self._obs, self._table_infos = observations[self.agent], infos
         return total, acted_all, skipped
 
-    def _learner_infos(self, opponent_actions: list[dict], skipped: int) -> dict[str, Any]:
+    def _learner_infos(self, opponent_actions: list[dict], skipped: int,
+                       penalised: bool = False) -> dict[str, Any]:
+        """The learner's infos (module docstring); ``penalised``: its action was replaced."""
         # The engine's sheets are shared read-only snapshots; Gymnasium wants every
         # returned array to be new (users may keep and modify it).
         infos = {key: value.copy() if isinstance(value, np.ndarray) else value
                  for key, value in self._table_infos[self.agent].items()}
-        return {**infos, "learner_seat": self.learner_seat,
+        return {**infos, "illegal_action": penalised, "learner_seat": self.learner_seat,
                 "scores": self.table.game.scores(), "opponent_actions": opponent_actions,
                 "skipped_steps": skipped}
 

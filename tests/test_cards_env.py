@@ -241,7 +241,8 @@ def test_observation_space_state_and_infos():
     dice_keys = set(qwinto_env.parallel_env(game="dice").reset(seed=0)[1]["player_0"])
     assert set(infos["player_0"]) >= dice_keys | {"played", "stacks", "pile_size",
                                                   "hand_sizes", "hand"}
-    assert infos["player_0"]["roll"] is None and infos["player_0"]["played"] == ()
+    assert infos["player_0"]["roll"] == {"colours": (), "value": 0, "cards": ()}
+    assert infos["player_0"]["played"] == ()
     obs, _, _, _, infos = env.step(random_actions(env, obs, np.random.default_rng(0)))
     roll = infos["player_1"]["roll"]
     assert infos["player_1"]["phase"] == "entry" and roll["value"] == env.game.value

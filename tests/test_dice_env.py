@@ -113,7 +113,8 @@ def mask_actions(obs, agent):
 def test_turn_phases_and_masks():
     env = qwinto_env.parallel_env(num_players=3)
     obs, infos = env.reset(seed=1)
-    assert infos["player_0"]["phase"] == "choose" and infos["player_0"]["roll"] is None
+    assert infos["player_0"]["phase"] == "choose"
+    assert infos["player_0"]["roll"] == {"colours": (), "dice": (0, 0, 0), "value": 0}
     assert mask_actions(obs, "player_0") == list(range(28, 35))
     assert mask_actions(obs, "player_1") == [PASS] == mask_actions(obs, "player_2")
     obs, _, _, _, infos = env.step({"player_0": 27 + 0b110, "player_1": PASS, "player_2": PASS})
