@@ -15,29 +15,21 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 
 import torch
+from bench_trainers import training_speed  # this folder is on the path of its scripts
 
 from agents.trainers.config import load_config
-from agents.trainers.run import Run
-from agents.trainers.torch_ppo import train
 
 DEFAULT = "configs/default.yaml"
 BUSY = "while True: pass"
 
 
 def steps_per_second(threads: int, steps: int, root: str, label: str) -> float:
-    cfg = load_config(DEFAULT, [
+    return training_speed(load_config(DEFAULT, [
         f"run.name={label}", f"run.torch_threads={threads}", "run.device=cpu",
         f"run.total_steps={steps}", f"run.checkpoint_every={10 * steps}",
-        "imitation.games=0", "eval.every=0"])
-    run = Run(cfg, root=root)
-    start = time.perf_counter()
-    train(cfg, run, progress=False)
-    seconds = time.perf_counter() - start
-    run.close()
-    return steps / seconds
+        "imitation.games=0", "eval.every=0"]), root)
 
 
 def main() -> None:

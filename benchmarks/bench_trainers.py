@@ -19,7 +19,8 @@ import time
 
 import torch
 
-from agents.trainers.config import load_config
+from agents.trainers import trainer_function
+from agents.trainers.config import TrainConfig, load_config
 from agents.trainers.run import Run
 
 
@@ -38,16 +39,18 @@ def measure(trainer: str, decisions_only: bool, args: argparse.Namespace, root: 
         f"ppo.rollout_steps={ROLLOUT}", "ppo.update_epochs=2", "ppo.num_minibatches=8",
         "opponents.self_play=0", "opponents.snapshots=0", "opponents.scripted={random: 1}",
         "eval.every=0", "imitation.games=0"])
+    return training_speed(cfg, root)
+
+
+def training_speed(cfg: TrainConfig, root: str) -> float:
+    """Learner steps per second of ``cfg``'s trainer over its whole run (no start-up)."""
     run = Run(cfg, root=root)
-    if trainer == "torch":
-        from agents.trainers.torch_ppo import train
-    else:
-        from agents.trainers.sb3_ppo import train
+    train = trainer_function(cfg.run.trainer)
     start = time.perf_counter()
     train(cfg, run, progress=False)
     seconds = time.perf_counter() - start
     run.close()
-    return steps / seconds
+    return cfg.run.total_steps / seconds
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from agents.trainers import threads
+from agents.trainers import threads, trainer_function
 from agents.trainers.config import load_config
 from agents.trainers.run import Run
 from agents.trainers.threads import ThreadGovernor
@@ -87,9 +87,8 @@ def test_every_trainer_lets_the_governor_look_between_updates(tmp_path, monkeypa
                              "ppo.update_epochs=1", "network.hidden=[8]", "imitation.games=0",
                              "eval.every=0", "opponents.scripted={random: 1}",
                              "opponents.self_play=0", "opponents.snapshots=0"])
-    from agents.trainers import _trainer
     run = Run(cfg, root=tmp_path)
-    _trainer(trainer)(cfg, run, progress=False)
+    trainer_function(trainer)(cfg, run, progress=False)
     run.close()
     updates = 256 // (16 * 4)  # one learner seat per game: 64 learner steps per update
     assert len(calls) >= updates

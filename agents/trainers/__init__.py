@@ -35,7 +35,7 @@ def train_from_config(cfg: TrainConfig, root: str | Path = "runs", resume: bool 
         if run.trained:
             network = run.state_network()
         else:
-            network = _trainer(cfg.run.trainer)(cfg, run, resume=resume, progress=progress)
+            network = trainer_function(cfg.run.trainer)(cfg, run, resume=resume, progress=progress)
         results = run.evaluate(network, cfg.eval.final_games, seed=cfg.run.seed + 1,
                                progress=progress)
         table = evaluation_report(results)
@@ -54,7 +54,7 @@ def train_from_config(cfg: TrainConfig, root: str | Path = "runs", resume: bool 
     return report
 
 
-def _trainer(name: str) -> Callable:
+def trainer_function(name: str) -> Callable:
     """The ``train`` function of trainer ``name`` (imported on demand: each needs its extra)."""
     if name == "torch":
         from .torch_ppo import train
