@@ -26,6 +26,9 @@ BUSY = "while True: pass"
 
 
 def steps_per_second(threads: int, steps: int, root: str, label: str) -> float:
+    default = load_config(DEFAULT)
+    rollout = default.ppo.rollout_steps * default.env.num_games
+    steps = -(-steps // rollout) * rollout  # whole rollouts, at least one
     return training_speed(load_config(DEFAULT, [
         f"run.name={label}", f"run.torch_threads={threads}", "run.device=cpu",
         f"run.total_steps={steps}", f"run.checkpoint_every={10 * steps}",
@@ -50,7 +53,7 @@ def main() -> None:
                 busy.kill()
                 busy.wait()
             rows.append((threads, alone, loaded))
-    print(f"default config, PPO phase, {args.steps:,} steps, torch {torch.__version__}, "
+    print(f"default config, PPO phase, about {args.steps:,} steps, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads now")
     print(f"{'run.torch_threads':<20} {'alone':>9} {'1 core busy':>12} {'loaded/alone':>13}")
     for threads, alone, loaded in rows:

@@ -50,7 +50,7 @@ def training_speed(cfg: TrainConfig, root: str) -> float:
     train(cfg, run, progress=False)
     seconds = time.perf_counter() - start
     run.close()
-    return cfg.run.total_steps / seconds
+    return run.step / seconds  # the steps trained: whole updates, maybe past total_steps
 
 
 def main() -> None:
