@@ -5,8 +5,9 @@ Every field is declared with its doc and, for a number, its range (:func:`docume
 checks read the same range. Loading is strict: an unknown or mistyped field, a value of
 the wrong type, outside its range or choices, not finite, or at odds with another field
 raises :class:`ConfigError` naming the field (with the closest valid name when it looks
-like a typo), so a config never silently trains something else than it says. :func:`check_resources` then checks what only the machine
-can tell (agent specs, checkpoints, the device), still before anything is built.
+like a typo), so a config never silently trains something else than it says.
+:func:`check_resources` then checks what only the machine can tell (agent specs,
+checkpoints, the device), still before anything is built.
 
 >>> cfg = load_config(None, overrides=["ppo.learning_rate=1e-3", "run.seed=3"])
 >>> cfg.ppo.learning_rate, cfg.run.seed

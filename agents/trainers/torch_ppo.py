@@ -11,10 +11,10 @@ The rollout stores the network's encoded inputs (observation and sheet features,
 :meth:`~agents.policy.PolicyNetwork.encode`), so the updates do not derive the features
 again in every epoch.
 
-Learner streams (:class:`Seating`): every game slot of the batch is either a self-play game (the learner
-plays every seat, parameters shared) or an opponent game (the learner plays one seat,
-an opponent from :class:`~agents.trainers.pool.OpponentPool` all others, redrawn when
-the game ends). Each learner seat is one stream of the rollout.
+Learner streams (:class:`Seating`): every game slot of the batch is either a self-play
+game (the learner plays every seat, parameters shared) or an opponent game (the learner
+plays one seat, an opponent from :class:`~agents.trainers.pool.OpponentPool` all others,
+redrawn when the game ends). Each learner seat is one stream of the rollout.
 
 About two steps in five leave a seat nothing to decide (its one legal action is the
 pass). Such a step adds nothing to the policy gradient; by default it stays in the
@@ -160,7 +160,7 @@ class Rollout:
 
     @property
     def size(self) -> int:
-        """TorchPPO steps in one rollout."""
+        """Learner steps in one rollout."""
         return self.rewards.numel()
 
     def samples(self, advantages: torch.Tensor, returns: torch.Tensor,
@@ -233,7 +233,7 @@ class TorchPPO:
             decides, rows = self._deciding(own_masks)
             inputs, action, logp, value = self._sample(obs[seats.learner].index_select(0, rows),
                                                        own_masks.index_select(0, rows))
-            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, where there is one
+            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, if one
             own_actions = joint[seats.learner].index_copy_(0, rows, action)
             joint[seats.learner] = own_actions
             _opponents_act(self.pool, joint, obs, masks, seats.learner, seats.opponent_of)
@@ -256,8 +256,7 @@ class TorchPPO:
         return self.every_seat, self.seat_index
 
     @torch.no_grad()
-    def _sample(self, obs: torch.Tensor,
-                masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def _sample(self, obs: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Encoded inputs, sampled legal actions, their log-probabilities and the values."""
         inputs = self.net.encode(obs)
         logits, value = masked_logits(self.net, inputs, masks)
