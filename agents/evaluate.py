@@ -585,8 +585,8 @@ def _plot_problem(path: str) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> Results:
-    parser = argparse.ArgumentParser(prog="python -m agents.evaluate",
+def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.evaluate") -> Results:
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="Play a Qwinto tournament and print the table.")
     parser.add_argument("--game", default="dice", choices=sorted(GAMES))
     parser.add_argument("--players", type=int, default=2)
@@ -621,6 +621,13 @@ def main(argv: Sequence[str] | None = None) -> Results:
     if args.plot:
         plot_scores(res, args.plot)
     return res
+
+
+def cli() -> int:
+    """The ``qwinto-evaluate`` console script: :func:`main`, then exit status 0 (a console
+    script exits with what its function returns, and :func:`main` returns the results)."""
+    main(prog="qwinto-evaluate")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Trainers: PPO on the batched engines (``torch``: on-device; ``sb3``: sb3-contrib's
 MaskablePPO) or on Ray RLlib (``rllib``), one checkpoint format, one entry point for
-``train.py``."""
+the training command (:mod:`.cli`: ``qwinto-train``, ``train.py``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
 """Training configuration: nested dataclasses, loaded from YAML, overridable field by field.
 
-Every field has one documented line that states its constraints. Loading is strict: an
-unknown or mistyped field, a value of the wrong type, outside its range or choices, not
-finite, or at odds with another field raises :class:`ConfigError` naming the field (with
-the closest valid name when it looks like a typo), so a config never silently trains
-something else than it says. :func:`check_resources` then checks what only the machine
-can tell (agent specs, checkpoints, the device), still before anything is built.
+Every field is declared with its doc and, for a number, its range (:func:`documented`,
+:func:`ranged`); ``train.py --help-config`` prints them (:func:`describe_fields`), and the
+checks read the same range. Loading is strict: an unknown or mistyped field, a value of
+the wrong type, outside its range or choices, not finite, or at odds with another field
+raises :class:`ConfigError` naming the field (with the closest valid name when it looks
+like a typo), so a config never silently trains something else than it says.
+:func:`check_resources` then checks what only the machine can tell (agent specs,
+checkpoints, the device), still before anything is built.
 
 >>> cfg = load_config(None, overrides=["ppo.learning_rate=1e-3", "run.seed=3"])
 >>> cfg.ppo.learning_rate, cfg.run.seed
@@ -17,8 +19,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import json
 import math
 import re
+import textwrap
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,14 +65,23 @@ class Range:
         return f"a finite number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
 
 
-def ranged(default: Any, low: float, high: float | None = None, *, low_open: bool = False) -> Any:
-    """A dataclass field whose values must lie in ``Range(low, high, low_open)``."""
-    bounds = {"range": Range(low, high, low_open)}
+def documented(default: Any, doc: str, bounds: Range | None = None) -> Any:
+    """A dataclass field with its documentation ``doc`` (``train.py --help-config`` prints
+    it) and, for a numeric field, the ``bounds`` its values must lie in."""
+    metadata = {"doc": doc, "range": bounds} if bounds else {"doc": doc}
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: copy.deepcopy(default), metadata=bounds)
-    return field(default=default, metadata=bounds)
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
+def ranged(default: Any, low: float, high: float | None = None, *, doc: str,
+           low_open: bool = False) -> Any:
+    """A documented field whose values must lie in ``Range(low, high, low_open)``."""
+    return documented(default, doc, Range(low, high, low_open))
+
+
+#: The shipped configs: the repository's configs/ folder, package data in a wheel.
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 MAX_STEPS = 10 ** 12   # any count of learner steps: a year at 30,000 steps/s
 MAX_SEED = 2 ** 31 - 1  # numpy's legacy seeding (SB3, RLlib) stops at 2**32; trainers add offsets
 #: Seats per game of each game (the engines' limits).
@@ -81,132 +94,154 @@ RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[^\s:/]+:[0-9]{1,5}")
 
 @dataclass
 class RunConfig:
-    name: str = "dice-2p"              # run folder: runs/<name>/; 1-100 letters, digits, '.',
-                                       # '_', '-', starting with a letter or digit (no paths)
-    trainer: Literal["torch", "sb3", "rllib"] = "torch"  # on-device PPO, sb3-contrib
-                                       # MaskablePPO, or Ray RLlib PPO (the rllib extra)
-    device: Literal["auto", "cpu", "cuda"] = "auto"  # auto = cuda when available; cuda
-                                       # needs a GPU that torch sees
-    seed: int = ranged(0, 0, MAX_SEED)  # seeds the engine, the network and the opponents;
-                                       # 0..2**31-1
-    total_steps: int = ranged(3_000_000, 1, MAX_STEPS)  # learner steps to train on (all
-                                       # seats it plays); torch, sb3: at least one rollout
-                                       # (ppo.rollout_steps * env.num_games); at most 1e12
-    checkpoint_every: int = ranged(1_000_000, 1, MAX_STEPS)  # learner steps between
-                                       # checkpoints; 1..1e12
-    torch_threads: int = ranged(0, 0, 1024)  # torch CPU threads, 0..1024; 0 = the cores other
-                                       # processes leave free, re-checked as the run goes
-                                       # (agents/trainers/threads.py)
-    init_from: str = ""                # torch trainer: start from this checkpoint's network
-                                       # (a path or pretrained:<name> for env.game and
-                                       # env.num_players; same network config) instead of
-                                       # an imitation warm start; "" = fresh
+    """The run: its folder, trainer, device, seed and length."""
+
+    name: str = documented("dice-2p", "the run folder, runs/<name>/: 1-100 letters, digits, "
+                           "'.', '_', '-', starting with a letter or digit (no paths)")
+    trainer: Literal["torch", "sb3", "rllib"] = documented(
+        "torch", "on-device PPO, sb3-contrib's MaskablePPO, or Ray RLlib's PPO (the rllib "
+        "extra)")
+    device: Literal["auto", "cpu", "cuda"] = documented(
+        "auto", "auto = cuda when torch sees a GPU, else cpu; cuda needs a GPU torch sees")
+    seed: int = ranged(0, 0, MAX_SEED, doc="seeds the engine, the network and the opponents")
+    total_steps: int = ranged(3_000_000, 1, MAX_STEPS, doc=(
+        "learner steps to train on (one per seat the learner plays per engine step); torch, "
+        "sb3: at least one rollout (ppo.rollout_steps * env.num_games)"))
+    checkpoint_every: int = ranged(1_000_000, 1, MAX_STEPS,
+                                   doc="learner steps between checkpoints")
+    torch_threads: int = ranged(0, 0, 1024, doc=(
+        "torch CPU threads; 0 = the cores other processes leave free, looked at again as "
+        "the run goes (agents/trainers/threads.py)"))
+    init_from: str = documented("", (
+        "torch trainer: start from this checkpoint's network (a path, or pretrained:<name>, "
+        "for env.game and env.num_players; the same network config) instead of an "
+        "imitation warm start (set imitation.games: 0); \"\" = a fresh network"))
 
 
 @dataclass
 class EnvConfig:
-    game: Literal["dice", "cards"] = "dice"  # which Qwinto
-    num_players: int = ranged(2, 1, max(hi for _, hi in PLAYER_LIMITS.values()))  # seats per
-                                       # game: 1..6 (dice), 1..4 (cards); sb3: 2+
-    reward: Literal["win", "margin", "score"] = "score"  # see qwinto_env.parallel; win: 2+
-                                       # players
-    num_games: int = ranged(256, 1, 2 ** 20)  # games advanced in parallel by the batched
-                                       # engine; 1..1,048,576
+    """The game the learner plays."""
+
+    game: Literal["dice", "cards"] = documented("dice", "which Qwinto: the dice game or the "
+                                                "card game")
+    num_players: int = ranged(2, 1, max(hi for _, hi in PLAYER_LIMITS.values()), doc=(
+        "seats per game: " + ", ".join(f"{lo}..{hi} ({game})"
+                                       for game, (lo, hi) in PLAYER_LIMITS.items())
+        + "; sb3: 2 or more"))
+    reward: Literal["win", "margin", "score"] = documented("score", (
+        "what a seat is rewarded for (see qwinto_env.parallel); win needs 2+ players"))
+    num_games: int = ranged(256, 1, 2 ** 20, doc="games the batched engine advances at once")
 
 
 @dataclass
 class NetworkConfig:
-    hidden: list[int] = ranged([256, 256], 1, 8192)  # MLP layer widths, at least one layer,
-                                       # each 1..8192
-    activation: Literal["tanh", "relu"] = "tanh"  # hidden-layer activation
-    features: Literal["raw", "sheet", "cards"] = "sheet"  # "sheet": add the rule-derived
-                                       # features of agents/features.py (allowed values per own
-                                       # cell); "cards" (card game only): also what each play
-                                       # would announce and who could write it
+    """The policy network: an MLP torso shared by a policy and a value head."""
+
+    hidden: list[int] = ranged([256, 256], 1, 8192,
+                               doc="the MLP's layer widths, at least one layer")
+    activation: Literal["tanh", "relu"] = documented("tanh", "the hidden layers' activation")
+    features: Literal["raw", "sheet", "cards"] = documented("sheet", (
+        "raw: the observation as it is; sheet: adds the rule-derived features of "
+        "agents/features.py (the allowed values of each own cell); cards (card game only): "
+        "also what each play would announce and who could write it"))
 
 
 @dataclass
 class PPOConfig:
-    learning_rate: float = ranged(5e-4, 0, 1, low_open=True)  # Adam step size; (0, 1]
-    anneal_lr: bool = True             # decay the step size linearly to 0
-    rollout_steps: int = ranged(64, 1, 2 ** 16)  # engine steps per game per update; 1..65,536
-    reward_scale: float = ranged(0.05, 0, 1000, low_open=True)  # rewards are multiplied by
-                                       # this before learning: returns of O(1) keep the shared
-                                       # torso's value loss from drowning the policy
-                                       # gradient; (0, 1000]
-    gamma: float = ranged(0.999, 0, 1)  # discount (a game is ~75 engine steps); [0, 1]
-    gae_lambda: float = ranged(0.95, 0, 1)  # GAE lambda; [0, 1]
-    update_epochs: int = ranged(4, 1, 1000)  # passes over each rollout; 1..1000
-    num_minibatches: int = ranged(8, 1, 2 ** 20)  # minibatches per pass; torch, sb3: at
-                                       # most one per rollout sample
-    clip_coef: float = ranged(0.2, 0, 1000, low_open=True)  # PPO ratio clip; (0, 1000]
-    ent_coef: float = ranged(0.0, 0, 1000)  # entropy bonus; [0, 1000]
-    vf_coef: float = ranged(0.5, 0, 1000)  # value-loss weight; [0, 1000]
-    max_grad_norm: float = ranged(0.5, 0, low_open=True)  # gradient clipping; finite, > 0
-    normalize_advantages: bool = True  # per-minibatch advantage normalisation
-    decisions_only: bool = False       # torch trainer: leave steps without a choice out of
-                                       # the update (faster; see README, Trainer speed)
+    """PPO (every trainer; the rllib trainer maps them onto RLlib's settings)."""
+
+    learning_rate: float = ranged(5e-4, 0, 1, low_open=True, doc="Adam's step size")
+    anneal_lr: bool = documented(True, "decay the step size linearly to 0 over the run")
+    rollout_steps: int = ranged(64, 1, 2 ** 16, doc="engine steps per game per update")
+    reward_scale: float = ranged(0.05, 0, 1000, low_open=True, doc=(
+        "rewards are multiplied by this before learning: returns of O(1) keep the shared "
+        "torso's value loss from drowning the policy gradient"))
+    gamma: float = ranged(0.999, 0, 1, doc="discount per engine step (a game is ~75)")
+    gae_lambda: float = ranged(0.95, 0, 1, doc="GAE's lambda")
+    update_epochs: int = ranged(4, 1, 1000, doc="passes over each rollout")
+    num_minibatches: int = ranged(8, 1, 2 ** 20, doc=(
+        "minibatches per pass; torch, sb3: at most one per rollout sample"))
+    clip_coef: float = ranged(0.2, 0, 1000, low_open=True, doc="PPO's ratio clip")
+    ent_coef: float = ranged(0.0, 0, 1000, doc="the entropy bonus's weight")
+    vf_coef: float = ranged(0.5, 0, 1000, doc="the value loss's weight")
+    max_grad_norm: float = ranged(0.5, 0, low_open=True, doc="gradient clipping")
+    normalize_advantages: bool = documented(True, "normalise the advantages per minibatch")
+    decisions_only: bool = documented(False, (
+        "torch trainer: leave steps without a choice out of the update (faster, a little "
+        "less learnt per step; README, Trainer speed)"))
 
 
 @dataclass
 class ImitationConfig:
-    games: int = ranged(2000, 0, 10 ** 6)  # demonstrator self-play games to imitate first
-                                       # (0 = off; torch trainer only); 0..1e6; capped by
-                                       # steps_per_game
-    steps_per_game: int = ranged(1500, 0, MAX_STEPS)  # the warm start plays at most one game
-                                       # per this many run.total_steps (the default run's
-                                       # 3,000,000 steps: 2,000 games; 200,000: 133), so a
-                                       # short run gets a short warm start; 0 = no cap
-    demonstrator: str = "expert"       # agents.load spec of the player to imitate
-    epochs: int = ranged(8, 1, 1000)   # passes over the demonstrations; 1..1000
-    batch_size: int = ranged(256, 1, 2 ** 20)  # minibatch size; 1..1,048,576
-    learning_rate: float = ranged(1e-3, 0, 1, low_open=True)  # Adam step size of the warm
-                                       # start; (0, 1]
+    """The warm start (torch trainer): fit the network to a demonstrator before PPO."""
+
+    games: int = ranged(2000, 0, 10 ** 6, doc=(
+        "demonstrator self-play games to imitate first (0 = off; torch trainer only); "
+        "capped by imitation.steps_per_game"))
+    steps_per_game: int = ranged(1500, 0, MAX_STEPS, doc=(
+        "the warm start plays at most one game per this many run.total_steps (the default "
+        "run's 3,000,000 steps: 2,000 games; 200,000: 133), so a short run gets a short "
+        "warm start; 0 = no cap"))
+    demonstrator: str = documented("expert", "agents.load spec of the player to imitate")
+    epochs: int = ranged(8, 1, 1000, doc="passes over the demonstrations")
+    batch_size: int = ranged(256, 1, 2 ** 20, doc="minibatch size")
+    learning_rate: float = ranged(1e-3, 0, 1, low_open=True,
+                                  doc="Adam's step size in the warm start")
 
 
 @dataclass
 class OpponentConfig:
-    self_play: float = ranged(0.6, 0, 1e6)  # share of games where every seat is the learner
-    snapshots: float = ranged(0.2, 0, 1e6)  # share of games against earlier snapshots of the
-                                       # learner (not with rllib)
+    """Whom the learner plays: shares of games (they need not sum to 1)."""
+
+    self_play: float = ranged(0.6, 0, 1e6, doc="share of games where every seat is the learner")
+    snapshots: float = ranged(0.2, 0, 1e6, doc=(
+        "share of games against earlier snapshots of the learner (not with rllib)"))
     scripted: dict[str, float] = ranged(
-        {"random": 0.05, "greedy": 0.1, "expert": 0.05}, 0, 1e6)  # agents.load spec: share;
-                                       # shares are in [0, 1e6], not all 0; solo: only
-                                       # self_play
-    snapshot_every: int = ranged(200_000, 1, MAX_STEPS)  # learner steps between snapshots
-                                       # added to the pool; 1..1e12
-    pool_size: int = ranged(5, 1, 1000)  # snapshots kept (oldest dropped); 1..1000
+        {"random": 0.05, "greedy": 0.1, "expert": 0.05}, 0, 1e6, doc=(
+            "agents.load spec: share of games against it; the shares of the section must "
+            "not all be 0; solo play: only self_play"))
+    snapshot_every: int = ranged(200_000, 1, MAX_STEPS, doc=(
+        "learner steps between snapshots added to the pool"))
+    pool_size: int = ranged(5, 1, 1000, doc="snapshots kept (the oldest dropped)")
 
 
 @dataclass
 class EvalConfig:
-    every: int = ranged(1_000_000, 0, MAX_STEPS)  # learner steps between evaluations
-                                       # (0 = only at the end); 0..1e12
-    games: int = ranged(200, 1, 10 ** 7)  # games per opponent during training; 1..1e7
-    final_games: int = ranged(2000, 1, 10 ** 7)  # games per opponent in the final table
-    opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "expert"])
-                                       # agents.load specs for env.game, at least one,
-                                       # each once
+    """Evaluations against fixed opponents, during training and at the end."""
+
+    every: int = ranged(1_000_000, 0, MAX_STEPS, doc=(
+        "learner steps between evaluations (0 = only the final one)"))
+    games: int = ranged(200, 1, 10 ** 7, doc="games per opponent during training")
+    final_games: int = ranged(2000, 1, 10 ** 7, doc="games per opponent in the final table")
+    opponents: list[str] = documented(["random", "greedy", "expert"], (
+        "agents.load specs for env.game, at least one, each once"))
 
 
 @dataclass
 class RLlibConfig:
-    address: str = ""                  # Ray cluster to join ("auto", "ray://head:10001",
-                                       # "host:port"); "" = start a local Ray instance
-    num_cpus: int = ranged(2, 0, 4096)  # CPUs of the local Ray instance (0 = all); unused
-                                       # with an address; at least one per env runner
-    num_env_runners: int = ranged(1, 0, 4096)  # sampling actors (0 = sample in the driver)
-    num_envs_per_env_runner: int = ranged(4, 1, 4096)  # games each env runner plays side by
-                                       # side
-    num_learners: int = ranged(0, 0, 1024)  # learner actors (0 = learn in the driver)
-    train_batch_size: int = ranged(4000, 1, 2 ** 24)  # agent steps (all modules) sampled per
-                                       # PPO update
-    minibatch_size: int = ranged(500, 1, 2 ** 24)  # SGD minibatch (agent steps); at most
-                                       # train_batch_size per learner
+    """Ray RLlib (only for run.trainer rllib)."""
+
+    address: str = documented("", (
+        "the Ray cluster to join (\"auto\", \"ray://head:10001\", \"host:port\"); \"\" = "
+        "start a local Ray instance"))
+    num_cpus: int = ranged(2, 0, 4096, doc=(
+        "CPUs of the local Ray instance (0 = all); unused with an address; at least one "
+        "per env runner"))
+    num_env_runners: int = ranged(1, 0, 4096, doc="sampling actors (0 = sample in the driver)")
+    num_envs_per_env_runner: int = ranged(4, 1, 4096,
+                                          doc="games each env runner plays side by side")
+    num_learners: int = ranged(0, 0, 1024, doc="learner actors (0 = learn in the driver)")
+    train_batch_size: int = ranged(4000, 1, 2 ** 24, doc=(
+        "agent steps (all modules) sampled per PPO update"))
+    minibatch_size: int = ranged(500, 1, 2 ** 24, doc=(
+        "SGD minibatch (agent steps); at most train_batch_size per learner"))
 
 
 @dataclass
 class TrainConfig:
+    """A training run's configuration: one section per dataclass above; every field is
+    listed, with its type, default, range and doc, by ``train.py --help-config``."""
+
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
@@ -214,7 +249,7 @@ class TrainConfig:
     imitation: ImitationConfig = field(default_factory=ImitationConfig)
     opponents: OpponentConfig = field(default_factory=OpponentConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
-    rllib: RLlibConfig = field(default_factory=RLlibConfig)  # only for run.trainer rllib
+    rllib: RLlibConfig = field(default_factory=RLlibConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -508,6 +543,25 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs (``--config`` takes them as well as paths)."""
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+
+
+def config_path(name_or_path: str | Path) -> Path:
+    """The file a ``--config`` value names: a path, or where no file of that name exists
+    and the value is a plain name (``dice-4p``), the shipped config of that name."""
+    path = Path(name_or_path)
+    if path.exists() or path.name != str(name_or_path) or path.suffix:
+        return path
+    if path.name not in shipped_configs():
+        close = difflib.get_close_matches(path.name, shipped_configs(), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"config file {path.name!r}: is neither a file nor the name of a "
+                          f"shipped config ({', '.join(shipped_configs())}){hint}")
+    return CONFIG_DIR / f"{path.name}.yaml"
+
+
 def _apply_override(data: dict[str, Any], item: str) -> None:
     """Set ``section.field=value`` (value parsed as YAML) in ``data``."""
     key, sep, raw = item.partition("=")
@@ -525,12 +579,13 @@ def _apply_override(data: dict[str, Any], item: str) -> None:
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
-    """Read a YAML config (``None``: the defaults) and apply ``key.sub=value`` overrides.
+    """Read a YAML config (a path or a shipped config's name, see :func:`config_path`;
+    ``None``: the defaults) and apply ``key.sub=value`` overrides.
 
     Override values are parsed as YAML (``1e-3``, ``true``, ``[128, 128]``). Raises
     :class:`ConfigError` for anything that does not describe a valid run.
     """
-    data = _read_config_file(Path(path)) if path is not None else {}
+    data = _read_config_file(config_path(path)) if path is not None else {}
     for item in overrides:
         _apply_override(data, item)
     return config_from_dict(data)
@@ -540,6 +595,39 @@ def save_config(cfg: TrainConfig, path: str | Path) -> None:
     """Write the resolved config as YAML (the run folder keeps it next to its checkpoints);
     atomically: the file is the old one or the complete new one."""
     atomic_write_text(path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+
+
+# -- documentation --------------------------------------------------------------------------
+
+def describe_fields() -> str:
+    """Every field of :class:`TrainConfig` as ``section.field``, its type, default (in the
+    form an override takes), range or choices, and its doc, section by section."""
+    lines = []
+    for section in dataclasses.fields(TrainConfig):
+        cls = typing.get_type_hints(TrainConfig)[section.name]
+        hints = typing.get_type_hints(cls)
+        lines += ["", f"{section.name}: {cls.__doc__}"]
+        for f in dataclasses.fields(cls):
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            lines.append(f"  {section.name}.{f.name}: {_describe_type(hints[f.name], f)}, "
+                         f"default {json.dumps(default)}")
+            lines += textwrap.wrap(f.metadata["doc"], 88, initial_indent=" " * 6,
+                                   subsequent_indent=" " * 6)
+    return "\n".join(lines[1:])
+
+
+def _describe_type(hint: Any, f: dataclasses.Field) -> str:
+    bounds = f.metadata.get("range")
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return "one of " + ", ".join(args)
+    if origin is list:
+        return f"a list, each item {_describe_type(args[0], f)}"
+    if origin is dict:
+        return f"a mapping of {args[0].__name__} to {_describe_type(args[1], f)}"
+    if bounds is not None:
+        return bounds.describe(integer=hint is int)
+    return {bool: "true or false", str: "a string"}[hint]
 
 
 # -- before a run starts --------------------------------------------------------------------

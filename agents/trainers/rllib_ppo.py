@@ -27,16 +27,15 @@ Checkpoints: ``run.checkpoint_every`` learner steps, the policy exported to
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import time
 from typing import Any
 
-from tqdm import tqdm
-
 from ..policy import PolicyNetwork
 from .config import ConfigError, TrainConfig
-from .run import Run, learner_row, policy_shape
+from .run import Bookkeeping, Run, policy_shape
 
 #: Result keys (RLlib's metrics layout of the new API stack).
 _ENV_RUNNERS = "env_runners"
@@ -145,11 +144,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
             folder = run.ckpt_dir / state.get("rllib_dir", "rllib")
             algo.restore_from_path(str(folder.resolve()))
             step, lifetime = int(state["step"]), int(state["rllib_lifetime"])
-        bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
-                   desc=f"rllib PPO {cfg.env.game} {cfg.env.num_players}p", dynamic_ncols=True)
-        next_eval = (step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
-        next_ckpt = (step // cfg.run.checkpoint_every + 1) * cfg.run.checkpoint_every
-        postfix: dict[str, str] = {}
+        books = Bookkeeping(run, "rllib PPO", step, progress)
         while step < cfg.run.total_steps:
             run.between_updates()
             started = time.perf_counter()
@@ -158,26 +153,15 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
             # a restored algorithm may count on from its checkpoint or from 0
             delta = now - lifetime if now >= lifetime else now
             lifetime, step = now, step + delta
-            bar.update(delta)
             runners = result.get(_ENV_RUNNERS, {})
             env_steps = runners.get("num_env_steps_sampled", 0)
             stats = {"rllib/episode_return_mean": runners.get("episode_return_mean"),
                      "rllib/env_steps_per_s": env_steps / (time.perf_counter() - started)}
-            run.log(step, {k: float(v) for k, v in stats.items() if v is not None})
-            postfix["sps"] = f"{stats['rllib/env_steps_per_s']:,.0f}"
-            if step >= next_ckpt:
-                save(algo, run, step, lifetime)
-                next_ckpt += cfg.run.checkpoint_every
-            if next_eval is not None and step >= next_eval and step < cfg.run.total_steps:
-                for spec, summary in run.evaluate(export(algo, run.cfg), cfg.eval.games,
-                                                  seed=cfg.run.seed + step).items():
-                    row = learner_row(summary)
-                    run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
-                                   f"eval/{spec}/mean_score": row["mean_score"]})
-                    postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
-                next_eval += cfg.eval.every
-            bar.set_postfix(postfix, refresh=False)
-        bar.close()
+            books.after_update(step, functools.partial(export, algo, cfg),
+                               functools.partial(save, algo, run, step, lifetime),
+                               {k: float(v) for k, v in stats.items() if v is not None},
+                               {"sps": f"{stats['rllib/env_steps_per_s']:,.0f}"})
+        books.close()
         return save(algo, run, step, lifetime)
     finally:
         algo.stop()

@@ -22,11 +22,13 @@ and ``--resume`` leaves it alone; one killed during its final evaluation is eval
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
+from tqdm import tqdm
 
 from ..evaluate import format_table, play
 from ..fileio import atomic_torch_save, atomic_write_text
@@ -264,6 +266,78 @@ class Run:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._started
+
+
+class Bookkeeping:
+    """The side effects every trainer shares between two of its updates, written once.
+
+    After each update, :meth:`after_update` moves the progress bar on, logs the trainer's
+    scalars and shows its postfix, then, where due, in this order:
+
+    ========================  ==========================================================
+    every                     what
+    ========================  ==========================================================
+    opponents.snapshot_every  ``snapshot(policy)``: a copy into the opponent pool (only
+                              for a trainer that passes ``snapshot``)
+    eval.every (0: never)     ``eval.games`` games against each ``eval.opponents`` spec,
+                              seeded ``run.seed + step``, logged as
+                              ``eval/<spec>/win_rate`` and ``eval/<spec>/mean_score``,
+                              shown as ``vs <spec>``; none at ``run.total_steps`` (the
+                              final evaluation is the trainer's caller's)
+    run.checkpoint_every      ``checkpoint()``
+    ========================  ==========================================================
+
+    Each period counts from the step the run starts or resumes at; an update that passes
+    several periods acts once.
+    """
+
+    def __init__(self, run: Run, name: str, step: int, progress: bool,
+                 snapshot: Callable[[PolicyNetwork], None] | None = None):
+        cfg = run.cfg
+        self.run, self.step, self.snapshot = run, step, snapshot
+        self.postfix: dict[str, str] = {}
+        self.bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step",
+                        disable=not progress, dynamic_ncols=True,
+                        desc=f"{name} {cfg.env.game} {cfg.env.num_players}p")
+        self.next_snapshot = step + cfg.opponents.snapshot_every
+        self.next_eval = step + cfg.eval.every if cfg.eval.every else None
+        self.next_checkpoint = step + cfg.run.checkpoint_every
+
+    def after_update(self, step: int, policy: Callable[[], PolicyNetwork],
+                     checkpoint: Callable[[], Any], logs: dict[str, float] | None = None,
+                     postfix: dict[str, str] | None = None) -> None:
+        """Bookkeeping at learner step ``step`` (see the class table). ``policy`` returns
+        the current policy; it is called once at most, and only when a snapshot or an
+        evaluation is due (exporting one may cost time and random draws)."""
+        cfg = self.run.cfg
+        self.bar.update(step - self.step)
+        self.step = step
+        if logs:
+            self.run.log(step, logs)
+        self.postfix.update(postfix or {})
+        policy = functools.cache(policy)
+        if self.snapshot is not None and step >= self.next_snapshot:
+            self.snapshot(policy())
+            self.next_snapshot += cfg.opponents.snapshot_every
+        if self.next_eval is not None and self.next_eval <= step < cfg.run.total_steps:
+            self._evaluate(policy(), step)
+            self.next_eval += cfg.eval.every
+        if step >= self.next_checkpoint:
+            checkpoint()
+            self.next_checkpoint += cfg.run.checkpoint_every
+        self.bar.set_postfix(self.postfix, refresh=False)
+
+    def _evaluate(self, network: PolicyNetwork, step: int) -> None:
+        cfg = self.run.cfg
+        for spec, summary in self.run.evaluate(network, cfg.eval.games,
+                                               seed=cfg.run.seed + step).items():
+            row = learner_row(summary)
+            self.run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
+                                f"eval/{spec}/mean_score": row["mean_score"]})
+            self.postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def policy_shape(game: str, num_players: int) -> tuple[int, int]:

@@ -16,6 +16,7 @@ Rewards are multiplied by ``ppo.reward_scale`` as in the torch trainer.
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Any
 
@@ -26,7 +27,6 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnvWrapper
 from torch import nn
-from tqdm import tqdm
 
 from qwinto_env.vector import QwintoVecEnv
 
@@ -34,7 +34,7 @@ from ..features import FEATURES
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .pool import OpponentPool
-from .run import Run, learner_row
+from .run import Bookkeeping, Run
 
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -116,7 +116,7 @@ def export_policy(model: MaskablePPO, cfg: TrainConfig, obs_size: int, num_actio
 
 
 class _TrainingCallback(BaseCallback):
-    """Progress bar, opponent redraws, snapshots, evaluations and checkpoints."""
+    """Opponent redraws before each rollout; the bookkeeping every trainer shares after it."""
 
     def __init__(self, cfg: TrainConfig, run: Run, pool: OpponentPool, opponent: _PoolOpponent,
                  obs_size: int, num_actions: int, progress: bool):
@@ -124,17 +124,11 @@ class _TrainingCallback(BaseCallback):
         self.cfg, self.run, self.pool, self.opponent = cfg, run, pool, opponent
         self.obs_size, self.num_actions = obs_size, num_actions
         self.progress = progress
-        self.postfix: dict[str, str] = {}
 
     def _on_training_start(self) -> None:
-        cfg, step = self.cfg, self.model.num_timesteps
-        self.bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step",
-                        disable=not self.progress, desc=f"sb3 MaskablePPO {cfg.env.game} "
-                        f"{cfg.env.num_players}p", dynamic_ncols=True)
-        self.last = step
-        self.next_snapshot = step + cfg.opponents.snapshot_every
-        self.next_eval = step + cfg.eval.every if cfg.eval.every else None
-        self.next_ckpt = step + cfg.run.checkpoint_every
+        snapshot = self.pool.add_snapshot if self.cfg.opponents.snapshots > 0 else None
+        self.books = Bookkeeping(self.run, "sb3 MaskablePPO", self.model.num_timesteps,
+                                 self.progress, snapshot)
 
     def _on_rollout_start(self) -> None:
         self.run.between_updates()
@@ -144,35 +138,19 @@ class _TrainingCallback(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
-        cfg, step = self.cfg, self.model.num_timesteps
-        self.bar.update(step - self.last)
-        self.last = step
+        postfix = {}
         if self.model.ep_info_buffer:
-            self.postfix["score"] = f"{np.mean([e['r'] for e in self.model.ep_info_buffer]):.1f}"
-        network = None
-        if step >= self.next_snapshot and cfg.opponents.snapshots > 0:
-            network = export_policy(self.model, cfg, self.obs_size, self.num_actions)
-            self.pool.add_snapshot(network)
-            self.next_snapshot += cfg.opponents.snapshot_every
-        if self.next_eval is not None and step >= self.next_eval and step < cfg.run.total_steps:
-            network = network or export_policy(self.model, cfg, self.obs_size, self.num_actions)
-            for spec, summary in self.run.evaluate(network, cfg.eval.games,
-                                                   seed=cfg.run.seed + step).items():
-                row = learner_row(summary)
-                self.run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
-                                    f"eval/{spec}/mean_score": row["mean_score"]})
-                self.postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
-            self.next_eval += cfg.eval.every
-        if step >= self.next_ckpt:
-            save(self.model, self.run, self.pool, cfg, self.obs_size, self.num_actions)
-            self.next_ckpt += cfg.run.checkpoint_every
+            postfix["score"] = f"{np.mean([e['r'] for e in self.model.ep_info_buffer]):.1f}"
         fps = self.model.logger.name_to_value.get("time/fps")
         if fps:
-            self.postfix["sps"] = f"{fps:,.0f}"
-        self.bar.set_postfix(self.postfix, refresh=False)
+            postfix["sps"] = f"{fps:,.0f}"
+        model, cfg, shape = self.model, self.cfg, (self.obs_size, self.num_actions)
+        policy = functools.partial(export_policy, model, cfg, *shape)
+        checkpoint = functools.partial(save, model, self.run, self.pool, cfg, *shape)
+        self.books.after_update(model.num_timesteps, policy, checkpoint, postfix=postfix)
 
     def _on_training_end(self) -> None:
-        self.bar.close()
+        self.books.close()
 
 
 def save(model: MaskablePPO, run: Run, pool: OpponentPool, cfg: TrainConfig,

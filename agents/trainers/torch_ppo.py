@@ -1,19 +1,20 @@
 """On-device PPO (CleanRL style): the batched torch engine, the rollout and the network
 share one device, so a GPU never waits on the environment.
 
-One readable loop: collect ``rollout_steps`` engine steps of every learner seat into
-preallocated tensors, compute GAE advantages, then a few epochs of clipped-objective
-minibatch updates. Illegal actions are masked out of the logits (sampling, log-probs
-and entropy all see only legal actions).
+One readable loop (:func:`train`), each phase a method of :class:`TorchPPO`: collect
+``rollout_steps`` engine steps of every learner seat into the storage allocated up front
+(:class:`Rollout`), compute GAE advantages, then a few epochs of clipped-objective
+minibatch updates (:func:`ppo_update`). Illegal actions are masked out of the logits
+(sampling, log-probs and entropy all see only legal actions).
 
 The rollout stores the network's encoded inputs (observation and sheet features, see
 :meth:`~agents.policy.PolicyNetwork.encode`), so the updates do not derive the features
 again in every epoch.
 
-Learner streams: every game slot of the batch is either a self-play game (the learner
-plays every seat, parameters shared) or an opponent game (the learner plays one seat,
-an opponent from :class:`~agents.trainers.pool.OpponentPool` all others, redrawn when
-the game ends). Each learner seat is one stream of the rollout.
+Learner streams (:class:`Seating`): every game slot of the batch is either a self-play
+game (the learner plays every seat, parameters shared) or an opponent game (the learner
+plays one seat, an opponent from :class:`~agents.trainers.pool.OpponentPool` all others,
+redrawn when the game ends). Each learner seat is one stream of the rollout.
 
 About two steps in five leave a seat nothing to decide (its one legal action is the
 pass). Such a step adds nothing to the policy gradient; by default it stays in the
@@ -27,12 +28,13 @@ either way, as the ``sb3`` trainer does.
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from qwinto_env.batched import BATCHED_GAMES
 
@@ -40,7 +42,7 @@ from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .imitation import collect, pretrain
 from .pool import OpponentPool
-from .run import Run, init_network, learner_row
+from .run import Bookkeeping, Run, init_network
 
 MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term exactly 0
 
@@ -60,155 +62,245 @@ def masked_logits(network: PolicyNetwork, inputs: torch.Tensor,
 
 
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
-    """Train a policy by PPO; checkpoints, logs and evaluations go to ``run``."""
-    device, pc, P = run.device, cfg.ppo, cfg.env.num_players
+    """Train a policy by PPO; checkpoints, logs and evaluations go to ``run``.
+
+    Each update: anneal the step size, roll out, compute the advantages, update, then the
+    bookkeeping every trainer shares (:class:`~agents.trainers.run.Bookkeeping`).
+    """
     torch.manual_seed(cfg.run.seed)
-    engine = make_engine(cfg, device)
-    N, A = engine.num_games, engine.num_actions
-    net = PolicyNetwork(engine.obs_size, A, **vars(cfg.network)).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=pc.learning_rate, eps=1e-5)
-    pool = OpponentPool(cfg.opponents, cfg.env.game, P, cfg.run.seed)
-
-    # Game slots [0, N - n_opp) are self-play; the rest seat the learner once.
-    n_opp = int(round(N * pool.opponent_share)) if P > 1 else 0
-    learner = torch.ones(N, P, dtype=torch.bool, device=device)
-    opponent_of = torch.full((N,), -1, dtype=torch.long, device=device)
-    if n_opp:
-        slots = torch.arange(N - n_opp, N, device=device)
-        learner[slots] = False
-        learner[slots, slots % P] = True
-    S = int(learner.sum())
-    T = pc.rollout_steps
-    batch = T * S
-
-    step, start_step = 0, 0
-    if resume:
-        state = run.state
-        net.load_state_dict(state["network"])
-        optimizer.load_state_dict(state["optimizer"])
-        pool.load_state_dict(state["pool"], net)
-        step = start_step = state["step"]
-    else:
-        if cfg.run.init_from:
-            init_network(net, cfg)
-        elif cfg.imitation.games:
-            demos = collect(cfg, progress)
-            run.log(0, pretrain(net, demos, cfg, device, progress))
-        if n_opp and cfg.opponents.snapshots > 0:
-            pool.add_snapshot(net)
-    if n_opp:
-        opponent_of[N - n_opp:] = torch.as_tensor(pool.draw(n_opp), device=device)
-
-    input_buf = torch.zeros(T, S, net.input_size, device=device)
-    mask_buf = torch.zeros(T, S, A, dtype=torch.bool, device=device)
-    act_buf = torch.zeros(T, S, dtype=torch.long, device=device)
-    logp_buf = torch.zeros(T, S, device=device)
-    rew_buf = torch.zeros(T, S, device=device)
-    end_buf = torch.zeros(T, S, device=device)
-    val_buf = torch.zeros(T, S, device=device)
-    dec_buf = torch.zeros(T, S, dtype=torch.bool, device=device)
-    every_seat = torch.ones(S, dtype=torch.bool, device=device)
-    seat_index = torch.arange(S, device=device)
-
-    num_updates = max(1, -(-(cfg.run.total_steps - start_step) // batch))
+    ppo = TorchPPO(cfg, run.device)
+    step = ppo.start(run, resume, progress)
+    batch, optimizer = ppo.storage.size, ppo.optimizer
     # The step size anneals over the steps of the whole run, so that a resumed run goes
     # on where the interrupted one stopped instead of starting at the full rate again.
     planned = max(1, -(-cfg.run.total_steps // batch)) * batch
-    next_snapshot = step + cfg.opponents.snapshot_every
-    next_ckpt = step + cfg.run.checkpoint_every
-    next_eval = step + cfg.eval.every if cfg.eval.every else None
-    ep_scores: list[float] = []
-    ep_wins: list[float] = []
-    postfix: dict[str, str] = {}
-    bar = tqdm(total=cfg.run.total_steps, initial=step, unit="step", disable=not progress,
-               desc=f"torch PPO {cfg.env.game} {P}p", dynamic_ncols=True)
-    for _ in range(num_updates):
+    books = Bookkeeping(run, "torch PPO", step, progress,
+                        snapshot=ppo.pool.add_snapshot if ppo.snapshots else None)
+    for _ in range(max(1, -(-(cfg.run.total_steps - step) // batch))):
         run.between_updates()
-        if pc.anneal_lr:
-            optimizer.param_groups[0]["lr"] = pc.learning_rate * (1.0 - step / planned)
+        if cfg.ppo.anneal_lr:
+            optimizer.param_groups[0]["lr"] = cfg.ppo.learning_rate * (1.0 - step / planned)
         tick = time.perf_counter()
-        # -- rollout ------------------------------------------------------------------
-        for t in range(T):
-            obs, masks = engine.observations(), engine.action_masks() > 0
-            own_masks = masks[learner]
-            if pc.decisions_only:
-                decides = own_masks.sum(dim=1) > 1
-                rows = decides.nonzero().squeeze(1)  # the learner seats trained on
-            else:
-                decides, rows = every_seat, seat_index
-            with torch.no_grad():
-                inputs = net.encode(obs[learner].index_select(0, rows))
-                logits, value = masked_logits(net, inputs, own_masks.index_select(0, rows))
-                gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
-                action = (logits + gumbel).argmax(dim=1)
-                logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
-            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, where there is one
-            own_actions = joint[learner].index_copy_(0, rows, action)
-            joint[learner] = own_actions
-            _opponents_act(pool, joint, obs, masks, learner, opponent_of)
-            out = engine.step(joint, validate=False)
-            # Rows left out keep stale inputs and values: they are never trained on.
-            input_buf[t].index_copy_(0, rows, inputs)
-            logp_buf[t].index_copy_(0, rows, logp)
-            val_buf[t].index_copy_(0, rows, value)
-            mask_buf[t], act_buf[t], dec_buf[t] = own_masks, own_actions, decides
-            rew_buf[t] = out.rewards[learner] * pc.reward_scale
-            end_buf[t] = out.terminated[:, None].expand(N, P)[learner].float()
-            if len(out.done_index):
-                _record_episodes(out, learner, opponent_of, ep_scores, ep_wins)
-                ended_opp = out.done_index[opponent_of[out.done_index] >= 0]
-                if len(ended_opp):
-                    opponent_of[ended_opp] = torch.as_tensor(pool.draw(len(ended_opp)),
-                                                             device=device)
+        ppo.rollout()
         step += batch
-        # -- advantages (GAE, over each seat's decisions with decisions_only) --------------
-        with torch.no_grad():
-            next_obs, next_masks = engine.observations(), engine.action_masks() > 0
-            next_masks = next_masks[learner]
-            _, next_value = masked_logits(net, net.encode(next_obs[learner]), next_masks)
-            next_decides = next_masks.sum(dim=1) > 1 if pc.decisions_only else every_seat
-            adv, returns, trained = decision_advantages(
-                rew_buf, end_buf, val_buf, dec_buf, next_value, next_decides,
-                pc.gamma, pc.gae_lambda)
-            rows = trained.reshape(-1).nonzero().squeeze(1)
-        # -- update ---------------------------------------------------------------------
-        stats = _update(net, optimizer, pc, input_buf.reshape(batch, -1).index_select(0, rows),
-                        mask_buf.reshape(batch, A).index_select(0, rows),
-                        *(buf.reshape(-1).index_select(0, rows)
-                          for buf in (act_buf, logp_buf, adv, returns, val_buf)),
-                        max(1, len(rows) // pc.num_minibatches))
-        stats["train/trained_share"] = len(rows) / batch
+        stats = ppo.update(*ppo.advantages())
         sps = batch / (time.perf_counter() - tick)
-        bar.update(batch)
-        logs = {"train/steps_per_second": sps, "train/lr": optimizer.param_groups[0]["lr"], **stats}
-        if ep_scores:
-            logs["train/episode_score"] = float(np.mean(ep_scores))
-            postfix["score"] = f"{logs['train/episode_score']:.1f}"
-            if ep_wins:
-                logs["train/opponent_game_win_rate"] = float(np.mean(ep_wins))
-            ep_scores.clear()
-            ep_wins.clear()
+        logs = {"train/steps_per_second": sps, "train/lr": optimizer.param_groups[0]["lr"],
+                **stats}
+        postfix = ppo.episodes.report(logs)
         postfix["sps"] = f"{sps:,.0f}"
-        run.log(step, logs)
+        books.after_update(step, lambda: ppo.net, functools.partial(ppo.save, run, step),
+                           logs, postfix)
+    books.close()
+    ppo.save(run, step)
+    return ppo.net
 
-        if n_opp and cfg.opponents.snapshots > 0 and step >= next_snapshot:
-            pool.add_snapshot(net)
-            next_snapshot += cfg.opponents.snapshot_every
-        if next_eval is not None and step >= next_eval and step < cfg.run.total_steps:
-            results = run.evaluate(net, cfg.eval.games, seed=cfg.run.seed + step)
-            for spec, summary in results.items():
-                row = learner_row(summary)
-                run.log(step, {f"eval/{spec}/win_rate": row["win_rate"],
-                               f"eval/{spec}/mean_score": row["mean_score"]})
-                postfix[f"vs {spec}"] = f"{row['win_rate']:.0%}"
-            next_eval += cfg.eval.every
-        if step >= next_ckpt:
-            run.save(net, step, {"optimizer": optimizer.state_dict(), "pool": pool.state_dict()})
-            next_ckpt += cfg.run.checkpoint_every
-        bar.set_postfix(postfix, refresh=False)
-    bar.close()
-    run.save(net, step, {"optimizer": optimizer.state_dict(), "pool": pool.state_dict()})
-    return net
+
+@dataclass
+class Seating:
+    """Who plays which seat of the batch. Game slots ``[0, N - opponent_games)`` are
+    self-play (the learner in every seat); each of the others seats the learner once, in
+    seat ``slot % P``, and opponent ``opponent_of[slot]`` of the pool in all others
+    (``opponent_of`` is -1 in self-play games). Each learner seat is one stream."""
+
+    learner: torch.Tensor      # (N, P) bool
+    opponent_of: torch.Tensor  # (N,) int64
+    opponent_games: int
+
+    @classmethod
+    def deal(cls, num_games: int, num_players: int, opponent_share: float,
+             device: torch.device) -> "Seating":
+        n_opp = int(round(num_games * opponent_share)) if num_players > 1 else 0
+        learner = torch.ones(num_games, num_players, dtype=torch.bool, device=device)
+        if n_opp:
+            slots = torch.arange(num_games - n_opp, num_games, device=device)
+            learner[slots] = False
+            learner[slots, slots % num_players] = True
+        return cls(learner, torch.full((num_games,), -1, dtype=torch.long, device=device),
+                   n_opp)
+
+    @property
+    def streams(self) -> int:
+        return int(self.learner.sum())
+
+
+class Samples(NamedTuple):
+    """The rollout's rows to train on, flat: what one update reads."""
+
+    inputs: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    logp: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+
+@dataclass
+class Rollout:
+    """The storage of one rollout, allocated once: ``(T, S, ...)`` for ``T =
+    ppo.rollout_steps`` engine steps of ``S`` learner streams."""
+
+    inputs: torch.Tensor   # (T, S, input_size) float: the network's encoded inputs
+    masks: torch.Tensor    # (T, S, A) bool: the legal actions
+    actions: torch.Tensor  # (T, S) int64
+    logp: torch.Tensor     # (T, S) float: the action's log-probability when sampled
+    rewards: torch.Tensor  # (T, S) float: times ppo.reward_scale
+    ends: torch.Tensor     # (T, S) float: 1.0 where the step ended the game
+    values: torch.Tensor   # (T, S) float: the value head's estimate
+    decides: torch.Tensor  # (T, S) bool: a decision (every step without decisions_only)
+
+    @classmethod
+    def allocate(cls, steps: int, streams: int, input_size: int, num_actions: int,
+                 device: torch.device) -> "Rollout":
+        def zeros(*shape: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+            return torch.zeros(steps, streams, *shape, dtype=dtype, device=device)
+        return cls(zeros(input_size), zeros(num_actions, dtype=torch.bool),
+                   zeros(dtype=torch.long), zeros(), zeros(), zeros(), zeros(),
+                   zeros(dtype=torch.bool))
+
+    @property
+    def size(self) -> int:
+        """Learner steps in one rollout."""
+        return self.rewards.numel()
+
+    def samples(self, advantages: torch.Tensor, returns: torch.Tensor,
+                rows: torch.Tensor) -> Samples:
+        """The flat ``rows`` of the rollout with their advantages and returns."""
+        return Samples(self.inputs.reshape(self.size, -1).index_select(0, rows),
+                       self.masks.reshape(self.size, -1).index_select(0, rows),
+                       *(buf.reshape(-1).index_select(0, rows)
+                         for buf in (self.actions, self.logp, advantages, returns)))
+
+
+class TorchPPO:
+    """What a torch PPO run holds: the engine, the network and its optimizer, the opponent
+    pool, the seating, the rollout storage and the episodes since the last update. Its
+    methods are the phases of an update."""
+
+    def __init__(self, cfg: TrainConfig, device: torch.device):
+        self.cfg, self.pc, self.device = cfg, cfg.ppo, device
+        self.engine = make_engine(cfg, device)
+        self.net = PolicyNetwork(self.engine.obs_size, self.engine.num_actions,
+                                 **vars(cfg.network)).to(device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate,
+                                          eps=1e-5)
+        self.pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players,
+                                 cfg.run.seed)
+        self.seats = Seating.deal(self.engine.num_games, cfg.env.num_players,
+                                  self.pool.opponent_share, device)
+        S = self.seats.streams
+        self.storage = Rollout.allocate(cfg.ppo.rollout_steps, S, self.net.input_size,
+                                        self.engine.num_actions, device)
+        self.every_seat = torch.ones(S, dtype=torch.bool, device=device)
+        self.seat_index = torch.arange(S, device=device)
+        self.episodes = Episodes()
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether snapshots of the learner join the opponent pool."""
+        return bool(self.seats.opponent_games) and self.cfg.opponents.snapshots > 0
+
+    def start(self, run: Run, resume: bool, progress: bool) -> int:
+        """Restore the state resumed from, or start the network (``run.init_from``, or the
+        imitation warm start); seat the first opponents. Returns the step to go on from."""
+        cfg, step = self.cfg, 0
+        if resume:
+            state = run.state
+            self.net.load_state_dict(state["network"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.pool.load_state_dict(state["pool"], self.net)
+            step = state["step"]
+        elif cfg.run.init_from:
+            init_network(self.net, cfg)
+        elif cfg.imitation.games:
+            run.log(0, pretrain(self.net, collect(cfg, progress), cfg, self.device, progress))
+        if not resume and self.snapshots:
+            self.pool.add_snapshot(self.net)
+        n_opp = self.seats.opponent_games
+        if n_opp:
+            self.seats.opponent_of[-n_opp:] = torch.as_tensor(self.pool.draw(n_opp),
+                                                              device=self.device)
+        return step
+
+    def rollout(self) -> None:
+        """``ppo.rollout_steps`` engine steps of every game into the storage; opponents of
+        games that end are redrawn."""
+        seats, store, pc = self.seats, self.storage, self.pc
+        N, P = seats.learner.shape
+        for t in range(pc.rollout_steps):
+            obs, masks = self.engine.observations(), self.engine.action_masks() > 0
+            own_masks = masks[seats.learner]
+            decides, rows = self._deciding(own_masks)
+            inputs, action, logp, value = self._sample(obs[seats.learner].index_select(0, rows),
+                                                       own_masks.index_select(0, rows))
+            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, if one
+            own_actions = joint[seats.learner].index_copy_(0, rows, action)
+            joint[seats.learner] = own_actions
+            _opponents_act(self.pool, joint, obs, masks, seats.learner, seats.opponent_of)
+            out = self.engine.step(joint, validate=False)
+            # Rows left out keep stale inputs and values: they are never trained on.
+            store.inputs[t].index_copy_(0, rows, inputs)
+            store.logp[t].index_copy_(0, rows, logp)
+            store.values[t].index_copy_(0, rows, value)
+            store.masks[t], store.actions[t], store.decides[t] = own_masks, own_actions, decides
+            store.rewards[t] = out.rewards[seats.learner] * pc.reward_scale
+            store.ends[t] = out.terminated[:, None].expand(N, P)[seats.learner].float()
+            if len(out.done_index):
+                self._games_ended(out)
+
+    def _deciding(self, own_masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which learner seats are trained on at this step, as a mask and as rows."""
+        if self.pc.decisions_only:
+            decides = own_masks.sum(dim=1) > 1
+            return decides, decides.nonzero().squeeze(1)
+        return self.every_seat, self.seat_index
+
+    @torch.no_grad()
+    def _sample(self, obs: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Encoded inputs, sampled legal actions, their log-probabilities and the values."""
+        inputs = self.net.encode(obs)
+        logits, value = masked_logits(self.net, inputs, masks)
+        gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
+        action = (logits + gumbel).argmax(dim=1)
+        logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
+        return inputs, action, logp, value
+
+    def _games_ended(self, out: Any) -> None:
+        seats = self.seats
+        self.episodes.record(out, seats.learner, seats.opponent_of)
+        ended_opp = out.done_index[seats.opponent_of[out.done_index] >= 0]
+        if len(ended_opp):
+            seats.opponent_of[ended_opp] = torch.as_tensor(self.pool.draw(len(ended_opp)),
+                                                           device=self.device)
+
+    @torch.no_grad()
+    def advantages(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """GAE advantages and value targets of the rollout (over each stream's decisions
+        with ``decisions_only``, see :func:`decision_advantages`), and the flat rows of
+        the storage to train on."""
+        learner, store, pc = self.seats.learner, self.storage, self.pc
+        next_obs, next_masks = self.engine.observations(), self.engine.action_masks() > 0
+        next_masks = next_masks[learner]
+        _, next_value = masked_logits(self.net, self.net.encode(next_obs[learner]), next_masks)
+        next_decides = next_masks.sum(dim=1) > 1 if pc.decisions_only else self.every_seat
+        adv, returns, trained = decision_advantages(
+            store.rewards, store.ends, store.values, store.decides, next_value, next_decides,
+            pc.gamma, pc.gae_lambda)
+        return adv, returns, trained.reshape(-1).nonzero().squeeze(1)
+
+    def update(self, advantages: torch.Tensor, returns: torch.Tensor,
+               rows: torch.Tensor) -> dict[str, float]:
+        """PPO on the storage's ``rows``; the mean losses and the share trained on."""
+        stats = ppo_update(self.net, self.optimizer, self.pc,
+                           self.storage.samples(advantages, returns, rows),
+                           max(1, len(rows) // self.pc.num_minibatches))
+        stats["train/trained_share"] = len(rows) / self.storage.size
+        return stats
+
+    def save(self, run: Run, step: int) -> None:
+        """A checkpoint with what ``--resume`` needs beside the network."""
+        run.save(self.net, step, {"optimizer": self.optimizer.state_dict(),
+                                  "pool": self.pool.state_dict()})
 
 
 def decision_advantages(rewards: torch.Tensor, ends: torch.Tensor, values: torch.Tensor,
@@ -263,25 +355,43 @@ def _opponents_act(pool: OpponentPool, joint: torch.Tensor, obs: torch.Tensor,
         joint[seats] = pool.act(opponent, obs[seats], masks[seats])
 
 
-def _record_episodes(out: Any, learner: torch.Tensor, opponent_of: torch.Tensor,
-                     scores: list[float], wins: list[float]) -> None:
-    """Final scores of the learner's seats, and its results in opponent games."""
-    ended = out.done_index
-    finals = out.final_scores.float()
-    seats = learner[ended]
-    scores.extend(finals[seats].tolist())
-    in_opp = opponent_of[ended] >= 0
-    if bool(in_opp.any()):
-        own = finals[in_opp][seats[in_opp]]
-        best_other = finals[in_opp].masked_fill(seats[in_opp], -1e9).max(dim=1).values
-        wins.extend(((own > best_other).float() + 0.5 * (own == best_other).float()).tolist())
+class Episodes:
+    """The learner's games that ended since the last report."""
+
+    def __init__(self) -> None:
+        self.scores: list[float] = []  # final scores of the learner's seats
+        self.wins: list[float] = []    # its results in opponent games (a draw: 0.5)
+
+    def record(self, out: Any, learner: torch.Tensor, opponent_of: torch.Tensor) -> None:
+        ended = out.done_index
+        finals = out.final_scores.float()
+        seats = learner[ended]
+        self.scores.extend(finals[seats].tolist())
+        in_opp = opponent_of[ended] >= 0
+        if bool(in_opp.any()):
+            own = finals[in_opp][seats[in_opp]]
+            best_other = finals[in_opp].masked_fill(seats[in_opp], -1e9).max(dim=1).values
+            self.wins.extend(((own > best_other).float()
+                              + 0.5 * (own == best_other).float()).tolist())
+
+    def report(self, logs: dict[str, float]) -> dict[str, str]:
+        """Add the means since the last report to ``logs`` and forget them; the postfix
+        to show (empty when no game ended)."""
+        if not self.scores:
+            return {}
+        logs["train/episode_score"] = float(np.mean(self.scores))
+        if self.wins:
+            logs["train/opponent_game_win_rate"] = float(np.mean(self.wins))
+        self.scores.clear()
+        self.wins.clear()
+        return {"score": f"{logs['train/episode_score']:.1f}"}
 
 
-def _update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any, inputs: torch.Tensor,
-            masks: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor,
-            advantages: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor,
-            minibatch: int) -> dict[str, float]:
-    """``update_epochs`` passes of clipped PPO over the rollout; mean losses for the logs."""
+def ppo_update(net: PolicyNetwork, optimizer: torch.optim.Optimizer, pc: Any,
+               samples: Samples, minibatch: int) -> dict[str, float]:
+    """``update_epochs`` passes of clipped PPO over ``samples`` in minibatches of
+    ``minibatch`` rows; the mean losses for the logs."""
+    inputs, masks, actions, old_logp, advantages, returns = samples
     batch = inputs.shape[0]
     # Summed on the device and read once at the end: a read per minibatch would make a
     # GPU wait for every step.
