@@ -49,7 +49,7 @@ import numpy as np
 from . import cards, dice, rules
 from .game import Game, IllegalActionError
 from .parallel import GAMES
-from .single import make_opponents
+from .opponents import make_opponents
 
 __all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
 
