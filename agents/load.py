@@ -85,10 +85,11 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
     if not isinstance(game, str) or game not in PLAYER_COUNTS:
         raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(PLAYER_COUNTS)}")
-    try:
-        num_players = SPECS[game].check_num_players(num_players)
-    except ValueError as exc:
-        raise AgentSpecError(str(exc)) from None
+    if not SPECS[game].is_player_count(num_players):
+        r = PLAYER_COUNTS[game]
+        raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
+                             f"for the {game} game, got {num_players!r}")
+    num_players = int(num_players)
     if isinstance(spec, str) and spec in BUILTIN_AGENTS:
         factory, games = BUILTIN_AGENTS[spec]
         if game not in games:

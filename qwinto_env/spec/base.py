@@ -39,7 +39,8 @@ PASS = WRITES.stop
 #: The rows of each colour bitmask 0..7 (bit ``r`` = row ``r``): the dice rolled, or the
 #: colours a card play announces.
 COLOUR_ROWS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1) for mask in range(1 << rules.NUM_ROWS))
+    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1)
+    for mask in range(1 << rules.NUM_ROWS))
 
 # -- rewards ---------------------------------------------------------------------------
 REWARDS = ("win", "margin", "score")
@@ -86,11 +87,13 @@ class Layout:
     at ``offset`` of a longer vector. Hot loops take plain ints from the slices once.
     """
 
+    _RESERVED = ("start", "stop", "size", "pieces", "at")
+
     def __init__(self, start: int = 0, /, **pieces: int | Layout):
         self.start, self.pieces = start, pieces
         offset = start
         for name, piece in pieces.items():
-            if hasattr(self, name):
+            if name in self._RESERVED:
                 raise ValueError(f"a layout piece cannot be called {name!r}")
             if isinstance(piece, Layout):
                 setattr(self, name, piece.at(offset))
@@ -172,11 +175,14 @@ class GameSpec:
     def player_counts(self) -> range:
         return range(self.min_players, self.max_players + 1)
 
+    def is_player_count(self, num_players: Any) -> bool:
+        """Whether ``num_players`` is an integer (not a bool) the game seats."""
+        return not isinstance(num_players, (bool, np.bool_)) \
+            and isinstance(num_players, (int, np.integer)) and num_players in self.player_counts
+
     def check_num_players(self, num_players: Any) -> int:
         """``num_players`` as an int; ValueError unless it is a player count of the game."""
-        if isinstance(num_players, (bool, np.bool_)) \
-                or not isinstance(num_players, (int, np.integer)) \
-                or num_players not in self.player_counts:
+        if not self.is_player_count(num_players):
             raise ValueError(f"num_players must be an integer in {self.min_players}.."
                              f"{self.max_players} for the {self.title} (1 = solo variant), "
                              f"got {num_players!r}")
