@@ -55,9 +55,9 @@ def opponent_loader() -> Loader:
     if not declared:
         raise OpponentSpecError(
             f"opponents given by name need a loader, and none is registered: install the "
-            f"qwinto-env package (its entry point {ENTRY_POINT_GROUP!r} provides "
-            f"agents.load), call qwinto_env.opponents.register_loader(agents.load), or "
-            f"pass agent objects")
+            f"qwinto-env package, or reinstall it if it was installed before its entry point "
+            f"{ENTRY_POINT_GROUP!r} (pip install -e .), call "
+            f"qwinto_env.opponents.register_loader(agents.load), or pass agent objects")
     return declared[0].load()
 
 
