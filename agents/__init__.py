@@ -6,7 +6,7 @@
 'expert'
 """
 
-from .base import Agent
-from .load import AgentSpecError, CheckpointNotFoundError, load
+from .base import Agent, AgentSpecError
+from .load import CheckpointNotFoundError, load
 
 __all__ = ["Agent", "load", "AgentSpecError", "CheckpointNotFoundError"]

@@ -29,11 +29,15 @@ import abc
 
 import numpy as np
 
-__all__ = ["Agent", "IllegalMaskError"]
+__all__ = ["Agent", "IllegalMaskError", "AgentSpecError"]
 
 
 class IllegalMaskError(ValueError):
     """An action mask with no legal action (the environments never produce one)."""
+
+
+class AgentSpecError(ValueError):
+    """A spec that names no agent, or an agent that cannot play the requested game."""
 
 
 class Agent(abc.ABC):

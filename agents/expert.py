@@ -54,8 +54,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from qwinto_env import cards, rules
-from qwinto_env.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
+from qwinto_env import rules
+from qwinto_env.spec import cards
+from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
 from qwinto_env.view import decode, decode_cards
 
 from .base import Agent, legal_indices

@@ -18,7 +18,7 @@ size   content (appended after the observation)
 card game would announce, the information the ``expert`` chooses its play by: per play
 action ``28..87`` (60 actions, in action order), its value and which announced rows it
 would let me, or another seat, write in (computed from the own hand and the stack tops
-of the observation, as :func:`qwinto_env.cards.play_result` does):
+of the observation, as :func:`qwinto_env.spec.cards.play_result` does):
 
 =====  ==================================================================================
 size   content (appended after the sheet features)
@@ -39,8 +39,8 @@ The bits come from 30 18-bit masks (27 cells, 3 rows), so they also have a compa
 :meth:`SheetFeatures.encode` keeps each mask as two 9-bit codes (60 numbers instead of
 540 bits) and :meth:`SheetFeatures.expand` unpacks them. A trainer stores the compact
 rows of a rollout (a quarter of the memory, which is what bounds a GPU run's batch) and
-expands each minibatch when it needs it; on a CPU that unpacking costs about 0.5 ms more
-per 2,048 rows than gathering full rows would. ``forward`` equals ``expand(encode(obs))``.
+expands each minibatch when it needs it (its cost: ``docs/agents.md``, Measurements).
+``forward`` equals ``expand(encode(obs))``.
 :class:`PlayFeatures` codes each play's 6 row bits as one number and keeps its value.
 
 A feature set that extends another (a subclass: raw < sheet < cards) appends its
@@ -56,7 +56,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from qwinto_env import cards, rules
+from qwinto_env import rules
+from qwinto_env.spec import cards
+from qwinto_env.spec.base import SHEET
 
 _MASKS = rules.NUM_CELLS + rules.NUM_ROWS
 _HALF = rules.MAX_VALUE // 2  # the 18-bit value masks are coded in two halves
@@ -93,8 +95,10 @@ class SheetFeatures(RawFeatures):
     """``obs -> concat(obs, allowed-value bits of the own sheet, per-row fits)``.
 
     Works on 18-bit masks (bit ``v - 1`` = value ``v``) rather than on a (cell, value)
-    grid, then unpacks them with a table lookup: broadcast comparisons over the grid
-    were four times slower on CPU.
+    grid, then unpacks them with a table lookup (faster on CPU: ``docs/agents.md``,
+    Measurements). The allowed-value rule is written here a third time, in torch, beside
+    :func:`qwinto_env.rules.cells_allowed_values` and the batched engines' tables;
+    ``tests/test_features.py`` holds them equal.
     """
 
     extra_size = _MASKS * rules.MAX_VALUE
@@ -127,7 +131,7 @@ class SheetFeatures(RawFeatures):
 
     def _codes(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 60)`` int64: per cell then per row, the low and high 9 bits of its mask."""
-        return self._halves(self._masks(obs[:, :rules.NUM_CELLS]))
+        return self._halves(self._masks(obs[:, SHEET.cells]))  # the observer's block is first
 
     @staticmethod
     def _halves(masks: torch.Tensor) -> torch.Tensor:
@@ -162,8 +166,8 @@ _PLAY_BITS = 2 * rules.NUM_ROWS  # per play: my rows, then the other seats' rows
 class PlayFeatures(SheetFeatures):
     """``features="cards"``: the sheet features plus what each card play would announce.
 
-    The observation must be a card game's (size ``33 * players + 149``); the layout of
-    :mod:`qwinto_env.cards` locates the sheets, the own hand, the phase and the tops.
+    The observation must be a card game's (size ``33 * players + 149``); its layout
+    (:mod:`qwinto_env.spec.cards`) locates the sheets, the own hand, the phase and the tops.
     """
 
     extra_size = SheetFeatures.extra_size + _PLAYS * (_PLAY_BITS + 1)
@@ -171,23 +175,27 @@ class PlayFeatures(SheetFeatures):
 
     def __init__(self, observation_size: int) -> None:
         super().__init__()
-        players, rest = divmod(observation_size - cards.COMMON - cards.HAND_BLOCK,
-                               cards.PUBLIC_BLOCK + 1)
-        if rest or not 1 <= players <= 4:
+        players = cards.SPEC.players_for_size(observation_size)
+        if players is None:
             raise ValueError(f"features 'cards' need a card-game observation "
                              f"(33 * players + 149 long), got size {observation_size}")
         self.players = players
-        self.hand_start = players * (cards.PUBLIC_BLOCK + 1)
-        self.phase_start = self.hand_start + cards.HAND_BLOCK + cards.C_PHASE
-        # Each play counts three cards of the seven I see: hand slots 0-2, tops 3-6.
+        self.layout = cards.observation_layout(players)
+        seats = self.layout.seats
+        #: Each seat's sheet cells, mine first.
+        self.sheet_cells = [SHEET.at(start).cells
+                       for start in range(seats.start, seats.stop, cards.SEAT.size)]
+        # Each play counts three cards of the seven I see: hand slots 0-2, then tops 0-3.
+        tops = cards.HAND_SIZE
         counted = torch.zeros(_PLAYS, 3, dtype=torch.long)
         double = torch.zeros(_PLAYS, dtype=torch.bool)
         for k, (slots, stacks) in enumerate(cards.PLAYS.values()):
             if len(slots) == 1:
-                counted[k] = torch.tensor([slots[0], *(3 + n for n in cards.NEIGHBOURS[stacks[0]])])
+                neighbours = cards.NEIGHBOURS[stacks[0]]
+                counted[k] = torch.tensor([slots[0], *(tops + n for n in neighbours)])
             else:
                 top = cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
-                counted[k] = torch.tensor([slots[0], slots[1], 3 + top])
+                counted[k] = torch.tensor([slots[0], slots[1], tops + top])
                 double[k] = True
         self.register_buffer("counted", counted, persistent=False)
         self.register_buffer("is_double", double, persistent=False)
@@ -201,8 +209,7 @@ class PlayFeatures(SheetFeatures):
     def encode(self, obs: torch.Tensor) -> torch.Tensor:
         """The sheet features' compact rows, then per play its 6 row bits as one number
         and its value / 18."""
-        starts = range(0, self.players * cards.PUBLIC_BLOCK, cards.PUBLIC_BLOCK)
-        masks = [self._masks(obs[:, s:s + rules.NUM_CELLS]) for s in starts]  # mine first
+        masks = [self._masks(obs[:, cells]) for cells in self.sheet_cells]  # mine first
         bits, values = self._plays(obs, [m[:, rules.NUM_CELLS:] for m in masks])
         code = (bits.long() << torch.arange(_PLAY_BITS, device=obs.device)).sum(dim=2)
         return torch.cat([obs, self._halves(masks[0]).to(obs.dtype), code.to(obs.dtype), values],
@@ -219,19 +226,18 @@ class PlayFeatures(SheetFeatures):
         """``(B, 60, 6)`` bool row bits (mine, then anyone else's) and ``(B, 60)`` values
         / 18 of every play, given each seat's ``(B, 3)`` row masks; zero outside the play
         phase and for impossible plays."""
-        B, CF = obs.shape[0], cards.CARD_FEATS
-        tops_start = self.phase_start + (cards.C_TOPS - cards.C_PHASE)
-        seen = torch.cat([obs[:, self.hand_start:self.hand_start + cards.HAND_BLOCK],
-                          obs[:, tops_start:tops_start + cards.NUM_STACKS * CF]], dim=1)
-        seen = seen.view(B, 3 + cards.NUM_STACKS, CF)
-        present = seen[:, :, :cards.NUM_COLOURS].sum(dim=2) > 0.5  # an empty hand slot is 0
-        value = seen[:, :, cards.NUM_COLOURS:] @ self.card_values   # (B, 7)
-        colour = seen[:, :, :rules.NUM_ROWS] > 0.5                  # grey is no row
+        B, layout, card = obs.shape[0], self.layout, cards.CARD
+        seen = torch.cat([obs[:, layout.hand], obs[:, layout.common.tops]], dim=1)
+        seen = seen.view(B, cards.HAND_SIZE + cards.NUM_STACKS, card.size)
+        present = seen[:, :, card.colour].sum(dim=2) > 0.5  # an empty hand slot is 0
+        value = seen[:, :, card.value] @ self.card_values   # (B, 7)
+        # The colours orange, yellow, purple are rows 0-2; grey is no row.
+        colour = seen[:, :, card.colour.start:card.colour.start + rules.NUM_ROWS] > 0.5
         v = value[:, self.counted]                                  # (B, 60, 3)
         total = v.sum(dim=2).round().long()
         possible = present[:, self.counted].all(dim=2) \
             & (~self.is_double | (v[:, :, 0] == v[:, :, 1]))
-        possible &= (obs[:, self.phase_start] > 0.5)[:, None]      # play phase only
+        possible &= (obs[:, layout.common.phase.start + cards.PLAY] > 0.5)[:, None]
         rows = colour[:, self.counted].any(dim=2) & possible[:, :, None]  # (B, 60, 3)
         writable = (total >= 1) & (total <= rules.MAX_VALUE)
         bit = (total - 1).clamp(0, rules.MAX_VALUE - 1)

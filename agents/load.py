@@ -29,12 +29,13 @@ count.
 
 from __future__ import annotations
 
-import numbers
 import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .base import Agent
+from qwinto_env.spec import SPECS
+
+from .base import Agent, AgentSpecError
 
 __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS",
            "PLAYER_COUNTS", "pretrained_names"]
@@ -43,18 +44,13 @@ __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS"
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED_PREFIX = "pretrained:"
 LOOKAHEAD_PREFIX = "lookahead:"
+#: Player counts of each game (its spec's limits).
+PLAYER_COUNTS = {name: spec.player_counts for name, spec in SPECS.items()}
 
 
 def pretrained_names() -> list[str]:
     """Names of the shipped pretrained bots, for ``load("pretrained:<name>")``."""
     return sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
-
-#: Player counts of each game (the engines' limits).
-PLAYER_COUNTS = {"dice": range(1, 7), "cards": range(1, 5)}
-
-
-class AgentSpecError(ValueError):
-    """A spec that names no agent, or an agent that cannot play the requested game."""
 
 
 class CheckpointNotFoundError(AgentSpecError, FileNotFoundError):
@@ -89,8 +85,7 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
     if not isinstance(game, str) or game not in PLAYER_COUNTS:
         raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(PLAYER_COUNTS)}")
-    if isinstance(num_players, bool) or not isinstance(num_players, numbers.Integral) \
-            or num_players not in PLAYER_COUNTS[game]:
+    if not SPECS[game].is_player_count(num_players):
         r = PLAYER_COUNTS[game]
         raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
                              f"for the {game} game, got {num_players!r}")

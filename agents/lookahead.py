@@ -30,11 +30,8 @@ choice and re-roll decision from the policy head. ``policy_weight=w`` adds
 ``w * log pi(a)`` (the policy head's masked log-probabilities) to every score, also to
 the entry the agent expects to make after each hypothetical roll.
 
-Measured (docs/agents.md): the shipped ``dice-2p`` value head alone ranks afterstates
-badly (``policy_weight=0``: 23 points against the expert, where the policy makes 70);
-with the default ``policy_weight`` 0.1 the agent follows the policy on all but 3-4% of
-its decisions and is slightly stronger than it (about +1 point and +3 points of win
-rate against the expert, +1 point in self-play) at an eighth of its speed.
+How strong and how fast it plays, with and without the policy prior, is measured in
+``docs/agents.md`` (Measurements).
 
 ``reward_scale`` and ``gamma`` are read from the checkpoint's training config
 (``metadata["config"]["ppo"]``); a checkpoint trained on another reward (``win``,
@@ -55,54 +52,48 @@ import numpy as np
 import torch
 
 from qwinto_env import rules
-from qwinto_env.batched.backend import get_backend
-from qwinto_env.batched.sheets import score_sheets, sheet_tables, to_backend
-from qwinto_env.dice import (KEEP, NUM_ACTIONS, PASS, REROLL, ROLL_FIRST, SEAT_BLOCK,
-                             SUBSET_ROWS, observation_size)
+from qwinto_env.batched import sheet_scores
+from qwinto_env.spec.dice import (CHOOSE, ENTRY, KEEP, NUM_ACTIONS, PASS, REROLL,
+                                  REROLL_DECISION, ROLL_FIRST, ROLLS, SEAT, SUBSET_ROWS,
+                                  observation_layout, observation_size)
 
-from .base import Agent, IllegalMaskError
+from .base import Agent, AgentSpecError, IllegalMaskError
 from .chance_tables import SUBSET_DISTRIBUTIONS
 from .features import SheetFeatures
-from .load import AgentSpecError
 from .policy import CheckpointError, PolicyNetwork
 
+# sheet_scores (qwinto_env.batched's) is re-exported: it was defined here before.
 __all__ = ["LookaheadAgent", "Afterstates", "LOOKAHEAD_MODES", "next_turn", "sheet_scores"]
 
 #: ``"full"``: search the dice choice, the re-roll decision and the entry;
 #: ``"entry"``: search the entry only, the policy head decides the rest.
 LOOKAHEAD_MODES = ("full", "entry")
 
-NC, NV, NR, NF = rules.NUM_CELLS, rules.MAX_VALUE, rules.NUM_ROWS, rules.NUM_FIELDS
-_SUBSETS = 7
+NC, NR, NF = rules.NUM_CELLS, rules.NUM_ROWS, rules.NUM_FIELDS
+#: Values 1..18 (index ``v - 1``).
+NUM_VALUES = rules.MAX_VALUE
+#: Dice subsets 1..7 (index ``s - 1``), one per roll action.
+_SUBSETS = len(ROLLS)
+#: Bit ``r`` of a colour bitmask per row ``r``: colour flags -> bitmask.
+_ROW_BITS = torch.tensor([1 << r for r in range(NR)])
 #: ``_SUBSET_HAS_ROW[s - 1, r]``: whether the dice subset with bitmask ``s`` rolls row ``r``.
 _SUBSET_HAS_ROW = torch.tensor([[r in SUBSET_ROWS[s] for r in range(NR)]
                                 for s in range(1, _SUBSETS + 1)])
 #: ``_SUM_PROBS[s - 1, v - 1]``: probability that subset ``s`` rolls the sum ``v``.
 _SUM_PROBS = torch.tensor(SUBSET_DISTRIBUTIONS[1:, 1:], dtype=torch.float32)
-_TORCH = get_backend("torch")
-_SHEET_TABLES = to_backend(_TORCH, sheet_tables())
 #: How many afterstates go through the network at once (bounds memory on big batches).
 _CHUNK = 16384
-
-
-def sheet_scores(cells: torch.Tensor, misthrows: torch.Tensor) -> torch.Tensor:
-    """Scores by the rules of sheets ``(N, 27)`` (ints, 0 = empty) with ``misthrows (N,)``,
-    by the batched engines' :func:`~qwinto_env.batched.sheets.score_sheets`."""
-    counts = (cells.view(-1, NR, NF) > 0).sum(-1)
-    return score_sheets(_TORCH, _SHEET_TABLES, cells, counts, misthrows)
 
 
 def next_turn(obs: torch.Tensor, num_players: int) -> torch.Tensor:
     """Observations ``(B, obs)`` as the next turn starts with nothing written: the next
     seat active, phase "choose", no roll, no re-roll; sheets unchanged."""
-    n = num_players
+    layout = observation_layout(num_players)
     out = obs.clone()
-    base = n * SEAT_BLOCK
-    active = obs[:, base:base + n].argmax(1)
-    out[:, base:] = 0.0
-    rows = torch.arange(len(obs))
-    out[rows, base + (active + 1) % n] = 1.0
-    out[:, base + n] = 1.0  # phase one-hot: choose
+    active = obs[:, layout.active].argmax(1)
+    out[:, layout.active.start:] = 0.0
+    out[torch.arange(len(obs)), layout.active.start + (active + 1) % num_players] = 1.0
+    out[:, layout.common.phase.start + CHOOSE] = 1.0
     return out
 
 
@@ -188,6 +179,7 @@ class LookaheadAgent(Agent):
         self.lookahead = lookahead
         self.policy_weight = float(policy_weight)
         self._allowed = SheetFeatures()
+        self._layout = observation_layout(num_players)
 
     @classmethod
     def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any],
@@ -214,32 +206,34 @@ class LookaheadAgent(Agent):
         value anywhere; only writes the rules allow. Sheets of other seats stay as they
         are (their simultaneous entries are unknown)."""
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
-        B, n = len(obs), self.num_players
-        common = n * SEAT_BLOCK + n
-        cells = torch.round(obs[:, :NC] * NV).long()
-        misthrows = torch.round(obs[:, NC:SEAT_BLOCK].sum(1)).long()
-        i_am_active = obs[:, n * SEAT_BLOCK] > 0.5
-        phase = obs[:, common:common + 3].argmax(1)  # 0 choose, 1 re-roll, 2 entry
-        in_colours = (obs[:, common + 3:common + 6] > 0.5)[:, torch.arange(NC) // NF]
-        rolled = obs[:, None, common + 6:common + 6 + NV] > 0.5
-        allowed = self._allowed(obs)[:, obs.shape[1]:obs.shape[1] + NC * NV] \
-            .view(B, NC, NV) > 0.5
-        need = torch.where((phase == 2)[:, None, None], in_colours[:, :, None] & rolled,
-                           torch.where((phase == 1)[:, None, None], in_colours[:, :, None],
+        B, layout = len(obs), self._layout
+        common = layout.common
+        # The own sheet is seat 0's block; the active one-hot's first flag is mine.
+        cells = torch.round(obs[:, SEAT.cells] * rules.MAX_VALUE).long()
+        misthrows = torch.round(obs[:, SEAT.misthrows].sum(1)).long()
+        i_am_active = obs[:, layout.active.start] > 0.5
+        phase = obs[:, common.phase].argmax(1)
+        in_colours = (obs[:, common.colours] > 0.5)[:, torch.arange(NC) // NF]
+        rolled = obs[:, None, common.value] > 0.5
+        allowed = self._allowed(obs)[:, obs.shape[1]:obs.shape[1] + NC * NUM_VALUES] \
+            .view(B, NC, NUM_VALUES) > 0.5
+        need = torch.where((phase == ENTRY)[:, None, None], in_colours[:, :, None] & rolled,
+                           torch.where((phase == REROLL_DECISION)[:, None, None],
+                                       in_colours[:, :, None],
                                        torch.ones_like(allowed)))
         b, c, v = torch.nonzero(allowed & need, as_tuple=True)
         k = torch.arange(len(b))
-        base = next_turn(obs, n)
+        base = next_turn(obs, self.num_players)
         before = sheet_scores(cells, misthrows)
         write_states = base[b]
-        write_states[k, c] = (v + 1).float() / NV
+        write_states[k, SEAT.cells.start + c] = (v + 1).float() / rules.MAX_VALUE
         new_cells = cells[b]
         new_cells[k, c] = v + 1
         write_gain = sheet_scores(new_cells, misthrows[b]) - before[b]
         write_ends = (new_cells.view(-1, NR, NF) > 0).all(-1).sum(-1) >= rules.FULL_ROWS_TO_END
         pass_states = base.clone()
         mark = i_am_active & (misthrows < rules.MAX_MISTHROWS)
-        pass_states[mark.nonzero(as_tuple=True)[0], NC + misthrows[mark]] = 1.0
+        pass_states[mark.nonzero(as_tuple=True)[0], SEAT.misthrows.start + misthrows[mark]] = 1.0
         pass_misthrows = misthrows + i_am_active.long()
         pass_gain = sheet_scores(cells, pass_misthrows) - before
         pass_ends = pass_misthrows >= rules.MAX_MISTHROWS
@@ -260,7 +254,7 @@ class LookaheadAgent(Agent):
         v_write, v_pass = values[:len(a.cell)], values[len(a.cell):]
         q_w = self.reward_scale * a.write_gain + self.gamma * v_write.masked_fill(a.write_ends, 0)
         q_p = self.reward_scale * a.pass_gain + self.gamma * v_pass.masked_fill(a.pass_ends, 0)
-        q_write = torch.full((len(a.pass_states), NC, NV), -torch.inf)
+        q_write = torch.full((len(a.pass_states), NC, NUM_VALUES), -torch.inf)
         q_write[a.index, a.cell, a.value - 1] = q_w
         return q_write, q_p
 
@@ -278,13 +272,12 @@ class LookaheadAgent(Agent):
         if not legal.any(dim=1).all():
             raise IllegalMaskError("an action mask of the batch has no legal action")
         B = len(obs)
-        common = self.num_players * SEAT_BLOCK + self.num_players
-        phase = obs[:, common:common + 3].argmax(1)
+        phase = obs[:, self._layout.common.phase].argmax(1)
         scores = torch.full((B, NUM_ACTIONS), -torch.inf)
         todo = legal.sum(1) > 1  # a real decision: more than one legal action
-        search = todo & (phase == 2) if self.lookahead == "entry" else todo
+        search = todo & (phase == ENTRY) if self.lookahead == "entry" else todo
         if self.lookahead == "entry":
-            rolls = todo & (phase < 2)
+            rolls = todo & (phase != ENTRY)
             if rolls.any():
                 scores[rolls] = self.network(obs[rolls])[0]
         idx = search.nonzero(as_tuple=True)[0]
@@ -297,35 +290,35 @@ class LookaheadAgent(Agent):
                             value: torch.Tensor) -> torch.Tensor:
         """Observations ``(K, obs)`` as the entry phase shows them once the dice subset
         ``subset + 1`` rolled ``value + 1`` and was kept (``obs`` already indexed)."""
-        common = self.num_players * SEAT_BLOCK + self.num_players
+        common = self._layout.common
         out = obs.clone()
-        out[:, common:] = 0.0
-        out[:, common + 2] = 1.0  # phase one-hot: entry
-        out[:, common + 3:common + 6] = _SUBSET_HAS_ROW[subset].float()
-        out[torch.arange(len(out)), common + 6 + value] = 1.0
+        out[:, common.start:] = 0.0
+        out[:, common.phase.start + ENTRY] = 1.0
+        out[:, common.colours] = _SUBSET_HAS_ROW[subset].float()
+        out[torch.arange(len(out)), common.value.start + value] = 1.0
         return out
 
     def _search(self, obs: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """Lookahead scores ``(B, 37)`` of the decisions of observations ``obs``."""
         q_write, q_pass = self.q_values(obs.numpy())
-        B = len(obs)
-        common = self.num_players * SEAT_BLOCK + self.num_players
-        colours = obs[:, common + 3:common + 6] > 0.5
-        s_now = (colours.long() * torch.tensor([1, 2, 4])).sum(1).clamp(min=1) - 1
-        v_now = obs[:, common + 6:common + 6 + NV].argmax(1)
+        B, common = len(obs), self._layout.common
+        colours = obs[:, common.colours] > 0.5
+        s_now = (colours.long() * _ROW_BITS).sum(1).clamp(min=1) - 1
+        v_now = obs[:, common.value].argmax(1)
         rows = torch.arange(B)
         # Q of every entry action (27 writes, pass) after each (subset, value): (B, 7, 18, 28)
         cell_in = _SUBSET_HAS_ROW[:, torch.arange(NC) // NF]                  # (7, 27)
         q_entry = torch.where(cell_in[None, :, None, :], q_write.transpose(1, 2)[:, None],
                               -torch.inf)
-        q_entry = torch.cat([q_entry, q_pass[:, None, None, None].expand(B, _SUBSETS, NV, 1)],
+        q_entry = torch.cat([q_entry,
+                             q_pass[:, None, None, None].expand(B, _SUBSETS, NUM_VALUES, 1)],
                             dim=3)
         prior = torch.zeros_like(q_entry)
         if self.policy_weight > 0:
             # the entry the agent itself would make after each roll: Q plus the policy prior
-            need = (phase == 0)[:, None, None] | ((phase > 0)[:, None, None] & (
+            need = (phase == CHOOSE)[:, None, None] | ((phase != CHOOSE)[:, None, None] & (
                 torch.arange(_SUBSETS)[None, :, None] == s_now[:, None, None]) & (
-                (phase == 1)[:, None, None] | (torch.arange(NV)[None, None, :]
+                (phase == REROLL_DECISION)[:, None, None] | (torch.arange(NUM_VALUES)[None, None, :]
                                                == v_now[:, None, None])))
             b, s, v = need.nonzero(as_tuple=True)
             logits = self._forward(self._entry_observations(obs[b], s, v))[0][:, :PASS + 1]
@@ -337,13 +330,13 @@ class LookaheadAgent(Agent):
         with_reroll = (torch.maximum(best, fresh[:, :, None]) * _SUM_PROBS).sum(2)
         scores = torch.full((B, NUM_ACTIONS), -torch.inf)
         scores[:, :PASS + 1] = (q_entry + prior)[rows, s_now, v_now]
-        choose, reroll = phase == 0, phase == 1
-        scores[choose, ROLL_FIRST:ROLL_FIRST + _SUBSETS] = with_reroll[choose]
+        choose, reroll = phase == CHOOSE, phase == REROLL_DECISION
+        scores[choose, ROLLS.start:ROLLS.stop] = with_reroll[choose]
         scores[reroll, KEEP] = best[rows, s_now, v_now][reroll]
         scores[reroll, REROLL] = fresh[rows, s_now][reroll]
         if self.policy_weight > 0:
             logits = self.network(obs)[0][:, ROLL_FIRST:]
-            rolls = phase < 2
+            rolls = phase != ENTRY
             scores[rolls, ROLL_FIRST:] += self.policy_weight * torch.log_softmax(
                 logits[rolls].masked_fill(~torch.isfinite(scores[rolls, ROLL_FIRST:]),
                                           -torch.inf), dim=1)

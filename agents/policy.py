@@ -36,12 +36,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from qwinto_env.parallel import GAMES
+from qwinto_env.spec import SPECS
 
 from .base import Agent, IllegalMaskError
 from .features import FEATURE_SETS, FEATURES
 from .fileio import atomic_torch_save
-from .load import PLAYER_COUNTS
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
@@ -261,15 +260,14 @@ def _fields_problem(data: Any) -> str | None:
 def _game_problem(data: dict[str, Any]) -> str | None:
     """What is wrong with the game, the player count or the sizes (not that game's)."""
     game, players = data["game"], data["num_players"]
-    if not (isinstance(game, str) and game in GAMES):
-        return f"has game {game!r}; expected one of {sorted(GAMES)}"
-    counts = PLAYER_COUNTS[game]
-    if not (_is_int(players) and players in counts):
+    if not (isinstance(game, str) and game in SPECS):
+        return f"has game {game!r}; expected one of {sorted(SPECS)}"
+    spec = SPECS[game]
+    if not (_is_int(players) and players in spec.player_counts):
         return (f"has num_players {players!r}; the {game} game takes an integer in "
-                f"{counts.start}..{counts.stop - 1}")
-    engine = GAMES[game](num_players=players)
-    sizes = {"observation_size": len(engine.observation_index(0)),
-             "num_actions": engine.num_actions}
+                f"{spec.min_players}..{spec.max_players}")
+    sizes = {"observation_size": spec.observation_size(players),
+             "num_actions": spec.num_actions}
     for key, size in sizes.items():
         if not (_is_int(data[key]) and data[key] == size):
             return f"has {key} {data[key]!r}; the {players}-player {game} game has {size}"

@@ -4,6 +4,24 @@
 * ``gymnasium.make("Qwinto-v0", ...)`` / :class:`QwintoSingleEnv`: one learner
   against bots (registered with Gymnasium on import).
 * :mod:`qwinto_env.rules`: the score sheet, legality and scoring.
+
+The package in layers; a module imports only from its own layer and the layers listed
+before it (``tests/test_layers.py`` checks it, and that nothing here imports
+:mod:`agents`, which is the layer after the last):
+
+===========  =================================================================
+layer        modules
+===========  =================================================================
+rules        ``rules``: the sheet's tables, legality and scoring (both games)
+spec         ``spec/``: per game the facts (action ids, phases, player limits,
+             observation layout as named pieces, rewards), declared once
+engines      ``game`` (the interface), ``dice``, ``cards`` (single-game engines,
+             re-exporting their game's spec), ``render``; ``batched/`` (numpy and
+             torch, held equal to the single engines by the differential tests)
+envs         ``parallel`` (PettingZoo), ``single`` (Gymnasium), ``vector`` (SB3 and
+             torch), ``opponents`` (bots by name, from a registry the agents fill),
+             ``view`` (observations as named arrays), ``play`` (the terminal game)
+===========  =================================================================
 """
 
 import gymnasium

@@ -1,91 +1,8 @@
 """Qwinto: Das Kartenspiel (the card game) as a single-game engine.
 
-Game properties (OpenSpiel style): 1-4 players (1 = solo, the player is always
-active); explicit chance (the shuffled deck, and the reshuffles of the covered
-cards); the active player rotates; the play is sequential for the active player,
-the entry simultaneous for everybody; **imperfect information** (hands and the
-draw-pile order are hidden); the game always terminates (every turn the active
-player either writes a number or marks a misthrow, and both are bounded).
-
-Cards
------
-32 cards, ids ``0..31``: card ``c`` has colour ``c // 8`` (0 orange, 1 yellow,
-2 purple, 3 grey; the non-grey colours are the sheet's row indices) and value
-``CARD_VALUES[c % 8]`` with ``CARD_VALUES = (-2, 0, 1, 2, 3, 4, 5, 6)``.
-
-The four face-up stacks lie in a 2x2 square, positions ``0 1 / 2 3``; adjacency is
-orthogonal only: 0-1, 0-2, 1-3, 2-3. Every hand is kept sorted by card id, so hand
-slot 0 always holds the lowest id.
-
-Turn and actions (``Discrete(88)``)
------------------------------------
-A turn is two env steps:
-
-=========  ==========================================  ===========================
-phase      active player                               everybody else
-=========  ==========================================  ===========================
-``PLAY``   28..39 single play, 40..87 double play      27 (nothing to decide)
-``ENTRY``  0..26 write r*9+f, 27 misthrow              0..26 write, 27 pass
-=========  ==========================================  ===========================
-
-==========  =====================================================================
-``0..26``   write the announced value in row ``a // 9`` (0 orange, 1 yellow,
-            2 purple), field ``a % 9``; same meaning as in the dice game
-``27``      pass; the active player's pass at entry is a misthrow; the only legal
-            action of a seat with nothing to decide
-``28..39``  single play: hand slot ``s = (a-28) // 4`` onto stack ``t = (a-28) % 4``
-``40..87``  double play: ``k = a - 40``; the ordered slot pair
-            ``SLOT_PAIRS[k // 8]`` = (i, j) and the ordered adjacent stack pair
-            ``STACK_PAIRS[k % 8]`` = (A, B): card ``i`` goes onto stack ``A`` first,
-            then card ``j`` onto stack ``B``. Legal when both cards have the same
-            value.
-==========  =====================================================================
-
-``SLOT_PAIRS = ((0,1), (0,2), (1,0), (1,2), (2,0), (2,1))`` and
-``STACK_PAIRS = ((0,1), (0,2), (1,0), (1,3), (2,0), (2,3), (3,1), (3,2))``.
-
-Single play of card ``x`` onto stack ``t``: value = x + the tops of the two stacks
-adjacent to ``t``; colours = the non-grey colours among those three cards. Double
-play: value = 2v + the top of B's other neighbour (A's top is now the first card);
-colours from the first card, the second card and that top. The value lies in -6..18
-(three cards of at most 6), so it is never above 18; when it is below 1, or when the
-three cards are all grey, nobody may write and the active player marks a misthrow.
-
-After the entry the active player refills to 3 cards, the game ends if a player has
-two complete rows or four misthrows (or by the ``empty_pile`` rule below), else the
-next seat becomes active.
-
-Observation (ego-centric: "seat k" is the k-th seat after me, k = 0 is me)
----------------------------------------------------------------------------
-``feat(card)`` is 12 floats: colour one-hot (orange, yellow, purple, grey), then
-value one-hot (-2, 0, 1, ..., 6).
-
-===================  =====  ==========================================================
-slice                size   content
-===================  =====  ==========================================================
-``32k .. 32k+26``    27     seat k's sheet, cell ``r*9+f``: value / 18, 0 = empty
-``32k+27 .. 32k+30`` 4      seat k's misthrows, thermometer
-``32k+31``           1      seat k's hand size / 3
-``32n .. 32n+n-1``   n      active player, one-hot by relative seat
-next                 36     my hand: slot 0, 1, 2 as ``feat(card)``; empty slot all 0
-next                 2      phase one-hot: play, entry (all 0 once the game is over)
-next                 48     stack tops 0..3, each ``feat(card)``
-next                 1      draw-pile size / 25
-next                 32     covered cards (under the tops), one flag per card id
-next                 4      stacks that received a card this turn
-next                 4      stack whose card's neighbours count (single card, or the
-                            double play's second card), one-hot
-next                 18     announced value one-hot 1..18 (all 0 before the play or
-                            when the value is below 1)
-next                 1      announced value (-6..18) as (value + 6) / 24; 0 before play
-next                 3      announced colours: orange, yellow, purple
-===================  =====  ==========================================================
-
-The cards played this turn are the tops of the flagged stacks. Size ``33n + 149``.
-Other seats' hands and the draw-pile order are never in an
-observation. :meth:`CardGame.features` (the env's ``state()``) holds the same public
-part in absolute seat order, then every seat's hand (36 floats each, seat 0 first),
-then the common part.
+The game's facts and card rules (cards, stacks, actions, phases, player limits,
+observation layout, :func:`play_result`) are declared in :mod:`qwinto_env.spec.cards`
+and re-exported here: ``qwinto_env.cards`` is the card game's public module.
 
 Chance
 ------
@@ -127,119 +44,7 @@ import numpy as np
 
 from . import rules
 from .game import Game, IllegalActionError, check_seed
-
-# -- cards and stacks ----------------------------------------------------------
-NUM_COLOURS = 4
-GREY = 3
-COLOUR_NAMES: tuple[str, ...] = ("orange", "yellow", "purple", "grey")
-CARD_VALUES: tuple[int, ...] = (-2, 0, 1, 2, 3, 4, 5, 6)
-DECK_SIZE = NUM_COLOURS * len(CARD_VALUES)
-HAND_SIZE = 3
-NUM_STACKS = 4
-#: Colour and value of each card id.
-CARD_COLOUR: tuple[int, ...] = tuple(c // len(CARD_VALUES) for c in range(DECK_SIZE))
-CARD_VALUE: tuple[int, ...] = tuple(CARD_VALUES[c % len(CARD_VALUES)] for c in range(DECK_SIZE))
-#: ``(colour name, value)`` of each card id.
-CARD_TUPLES: tuple[tuple[str, int], ...] = tuple(
-    (COLOUR_NAMES[CARD_COLOUR[c]], CARD_VALUE[c]) for c in range(DECK_SIZE))
-#: Bit r (row r) set for a non-grey card of colour r; 0 for grey.
-CARD_COLOUR_BIT: tuple[int, ...] = tuple(0 if k == GREY else 1 << k for k in CARD_COLOUR)
-#: The rows (colours) of each colour bitmask 0..7.
-COLOUR_ROWS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1) for mask in range(8))
-#: The two stacks orthogonally adjacent to each stack of the square ``0 1 / 2 3``.
-NEIGHBOURS: tuple[tuple[int, int], ...] = ((1, 2), (0, 3), (0, 3), (1, 2))
-#: ``OTHER_NEIGHBOUR[b][a]``: the neighbour of ``b`` that is not ``a`` (-1 if not adjacent).
-OTHER_NEIGHBOUR: tuple[tuple[int, ...], ...] = tuple(
-    tuple(NEIGHBOURS[b][1 - NEIGHBOURS[b].index(a)] if a in NEIGHBOURS[b] else -1
-          for a in range(NUM_STACKS)) for b in range(NUM_STACKS))
-
-# -- actions ---------------------------------------------------------------------
-PASS = 27
-SINGLE_FIRST = 28
-DOUBLE_FIRST = SINGLE_FIRST + HAND_SIZE * NUM_STACKS  # 40
-SLOT_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
-STACK_PAIRS: tuple[tuple[int, int], ...] = (
-    (0, 1), (0, 2), (1, 0), (1, 3), (2, 0), (2, 3), (3, 1), (3, 2))
-NUM_ACTIONS = DOUBLE_FIRST + len(SLOT_PAIRS) * len(STACK_PAIRS)  # 88
-#: For each play action (28..87): (hand slots, stacks) in play order; the last card counts.
-PLAYS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    **{SINGLE_FIRST + s * NUM_STACKS + t: ((s,), (t,))
-       for s in range(HAND_SIZE) for t in range(NUM_STACKS)},
-    **{DOUBLE_FIRST + p * len(STACK_PAIRS) + q: (SLOT_PAIRS[p], STACK_PAIRS[q])
-       for p in range(len(SLOT_PAIRS)) for q in range(len(STACK_PAIRS))},
-}
-
-PLAY, ENTRY, OVER = 0, 1, 2
-PHASE_NAMES = ("play", "entry", "over")
-EMPTY_PILE_RULES = ("reshuffle", "end", "no_draw")
-
-# -- observation layout ----------------------------------------------------------
-CARD_FEATS = NUM_COLOURS + len(CARD_VALUES)  # 12
-PUBLIC_BLOCK = rules.NUM_CELLS + rules.MAX_MISTHROWS + 1  # sheet, misthrows, hand size
-HAND_BLOCK = HAND_SIZE * CARD_FEATS  # 36
-MAX_PILE = DECK_SIZE - NUM_STACKS - HAND_SIZE  # 25, the solo game's initial pile
-MIN_PLAY_VALUE = 3 * min(CARD_VALUES)  # -6
-PLAY_VALUE_SPAN = rules.MAX_VALUE - MIN_PLAY_VALUE  # 24
-# Offsets inside the common part.
-C_PHASE = 0
-C_TOPS = C_PHASE + 2
-C_PILE = C_TOPS + NUM_STACKS * CARD_FEATS
-C_COVERED = C_PILE + 1
-C_PLAYED = C_COVERED + DECK_SIZE
-C_COUNTING = C_PLAYED + NUM_STACKS
-C_VALUE = C_COUNTING + NUM_STACKS
-C_RAW_VALUE = C_VALUE + rules.MAX_VALUE
-C_COLOURS = C_RAW_VALUE + 1
-COMMON = C_COLOURS + rules.NUM_ROWS  # 113
-#: Offset of each card's value feature within ``feat(card)`` (the colour's is CARD_COLOUR).
-_CARD_VALUE_FEAT = tuple(NUM_COLOURS + c % len(CARD_VALUES) for c in range(DECK_SIZE))
-
-
-def observation_size(num_players: int) -> int:
-    """Length of the card game's (ego-centric) observation vector."""
-    return num_players * (PUBLIC_BLOCK + 1) + HAND_BLOCK + COMMON
-
-
-def card_name(card: int) -> str:
-    """``"orange 5"``-style name of a card id."""
-    return f"{COLOUR_NAMES[CARD_COLOUR[card]]} {CARD_VALUE[card]}"
-
-
-def play_result(hand: Sequence[int], tops: Sequence[int], action: int) -> tuple[int, int]:
-    """Value and colour bitmask (bit r = row r) that play ``action`` announces.
-
-    ``hand`` is the active player's sorted hand, ``tops`` the four stack tops before
-    the play. The action is trusted to be a legal play for that hand.
-    """
-    slots, stacks = PLAYS[action]
-    if len(slots) == 1:
-        card = hand[slots[0]]
-        n1, n2 = NEIGHBOURS[stacks[0]]
-        counted = (card, tops[n1], tops[n2])
-    else:  # the first card now tops the second stack's neighbour A; its other one counts
-        first, second = hand[slots[0]], hand[slots[1]]
-        counted = (first, second, tops[OTHER_NEIGHBOUR[stacks[1]][stacks[0]]])
-    a, b, c = counted
-    return (CARD_VALUE[a] + CARD_VALUE[b] + CARD_VALUE[c],
-            CARD_COLOUR_BIT[a] | CARD_COLOUR_BIT[b] | CARD_COLOUR_BIT[c])
-
-
-def _observation_indices(num_players: int) -> list[np.ndarray]:
-    """Per seat, the permutation of the global features that makes its observation."""
-    n = num_players
-    active_start = n * PUBLIC_BLOCK
-    hands_start = active_start + n
-    common_start = hands_start + n * HAND_BLOCK
-    per_seat = []
-    for seat in range(n):
-        order = [(seat + k) % n for k in range(n)]
-        idx = [s * PUBLIC_BLOCK + i for s in order for i in range(PUBLIC_BLOCK)]
-        idx += [active_start + s for s in order]
-        idx += range(hands_start + seat * HAND_BLOCK, hands_start + (seat + 1) * HAND_BLOCK)
-        idx += range(common_start, common_start + COMMON)
-        per_seat.append(np.array(idx, dtype=np.intp))
-    return per_seat
+from .spec.cards import *  # noqa: F403 -- the game's facts are part of this module's API
 
 
 class CardGame(Game):
@@ -248,28 +53,26 @@ class CardGame(Game):
     ``empty_pile`` is ``"reshuffle"`` (default), ``"end"`` or ``"no_draw"``.
     """
 
-    name = "cards"
-    num_actions = NUM_ACTIONS
-    pass_action = PASS
+    spec = SPEC
     reset_options = ("deck",)
 
     def __init__(self, num_players: int = 2, seed: int | None = None,
                  empty_pile: str = "reshuffle"):
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-                or not 1 <= num_players <= 4:
-            raise ValueError(f"num_players must be an integer in 1..4 for the card game "
-                             f"(1 = solo), got {num_players!r}")
-        if empty_pile not in EMPTY_PILE_RULES:
-            raise ValueError(f"unknown empty_pile rule {empty_pile!r}; choose one of "
-                             f"{EMPTY_PILE_RULES}")
-        self.num_players = int(num_players)
-        self.empty_pile = empty_pile
-        n = self.num_players
-        self._obs_index = _observation_indices(n)
-        self._active_start = n * PUBLIC_BLOCK
-        self._hands_start = self._active_start + n
-        self._common_start = self._hands_start + n * HAND_BLOCK
-        self._size = self._common_start + COMMON
+        n = self.num_players = SPEC.check_num_players(num_players)
+        self.empty_pile = check_empty_pile(empty_pile)
+        self._obs_index = observation_indices(n)
+        layout = features_layout(n)
+        self._size = layout.size
+        self._locate_sheets(layout.seats.start, SEAT.size)
+        self._hand_size_at = [start + SEAT.hand_size.start for start in
+                              range(layout.seats.start, layout.seats.stop, SEAT.size)]
+        self._active_start, self._hands_start = layout.active.start, layout.hands.start
+        # Where each piece of the common part starts (ints: the encoders run every step).
+        c = layout.common
+        self._phase_at, self._tops_at, self._pile_at = c.phase.start, c.tops.start, c.pile.start
+        self._covered_at, self._played_at = c.covered.start, c.played.start
+        self._counting_at, self._value_at = c.counting.start, c.value.start
+        self._raw_value_at, self._colours_at = c.raw_value.start, c.colours.start
         self.reset(seed)
 
     # -- state -------------------------------------------------------------
@@ -363,11 +166,10 @@ class CardGame(Game):
             return [PASS]
         hand = self.hands[seat]
         size = len(hand)
-        legal = [SINGLE_FIRST + s * NUM_STACKS + t for s in range(size) for t in range(NUM_STACKS)]
+        legal = list(SINGLE_PLAYS[size])
         for p, (i, j) in enumerate(SLOT_PAIRS):
             if i < size and j < size and CARD_VALUE[hand[i]] == CARD_VALUE[hand[j]]:
-                first = DOUBLE_FIRST + p * len(STACK_PAIRS)
-                legal.extend(range(first, first + len(STACK_PAIRS)))
+                legal.extend(DOUBLE_PLAYS[p])
         return legal
 
     def step(self, actions: Sequence[int], chance: Sequence[int] | None = None, *,
@@ -423,15 +225,6 @@ class CardGame(Game):
             self.phase = PLAY
         self._encode_turn_end(active)
 
-    def _write(self, seat: int, cell: int, value: int) -> None:
-        super()._write(seat, cell, value)
-        self._feats[seat * PUBLIC_BLOCK + cell] = value / rules.MAX_VALUE
-        self._legal = None
-
-    def _misthrow(self, seat: int) -> None:
-        super()._misthrow(seat)
-        self._feats[seat * PUBLIC_BLOCK + rules.NUM_CELLS + self.misthrows[seat] - 1] = 1.0
-
     def _refill(self, seat: int, chance: list[int] | None) -> bool:
         """Draw ``seat`` back up to 3 cards; whether the draw pile is empty afterwards."""
         hand = self.hands[seat]
@@ -454,8 +247,7 @@ class CardGame(Game):
             del stack[:-1]
         self._pile[:] = chance[::-1]
         self.reshuffles += 1
-        base = self._common_start + C_COVERED
-        self._feats[base:base + DECK_SIZE] = 0.0
+        self._feats[self._covered_at:self._covered_at + DECK_SIZE] = 0.0
 
     # -- observation ---------------------------------------------------------
     def features(self) -> np.ndarray:
@@ -463,74 +255,72 @@ class CardGame(Game):
 
     def _encode_card(self, off: int, card: int) -> None:
         feats = self._feats
-        feats[off:off + CARD_FEATS] = 0.0
-        feats[off + CARD_COLOUR[card]] = 1.0
-        feats[off + _CARD_VALUE_FEAT[card]] = 1.0
+        feats[off:off + CARD.size] = 0.0
+        colour, value = CARD_FEATURE_INDICES[card]
+        feats[off + colour] = 1.0
+        feats[off + value] = 1.0
 
     def _encode_hand(self, seat: int) -> None:
         feats = self._feats
         hand = self.hands[seat]
-        off = self._hands_start + seat * HAND_BLOCK
-        feats[off:off + HAND_BLOCK] = 0.0
+        off = self._hands_start + seat * HAND_FEATURES
+        feats[off:off + HAND_FEATURES] = 0.0
         for card in hand:
-            feats[off + CARD_COLOUR[card]] = 1.0
-            feats[off + _CARD_VALUE_FEAT[card]] = 1.0
-            off += CARD_FEATS
-        feats[seat * PUBLIC_BLOCK + PUBLIC_BLOCK - 1] = len(hand) / HAND_SIZE
+            colour, value = CARD_FEATURE_INDICES[card]
+            feats[off + colour] = 1.0
+            feats[off + value] = 1.0
+            off += CARD.size
+        feats[self._hand_size_at[seat]] = len(hand) / HAND_SIZE
 
     def _encode_all(self) -> None:
         """Encode everything but the sheets from scratch (new game or edited state)."""
         feats = self._feats
-        base = self._common_start
         feats[self._active_start:] = 0.0
         feats[self._active_start + self.active] = 1.0
         for seat in range(self.num_players):
             self._encode_hand(seat)
         if self.phase != OVER:
-            feats[base + C_PHASE + self.phase] = 1.0
+            feats[self._phase_at + self.phase] = 1.0
         for t, stack in enumerate(self.stacks):
-            self._encode_card(base + C_TOPS + t * CARD_FEATS, stack[-1])
+            self._encode_card(self._tops_at + t * CARD.size, stack[-1])
             for card in stack[:-1]:
-                feats[base + C_COVERED + card] = 1.0
-        feats[base + C_PILE] = len(self._pile) / MAX_PILE
+                feats[self._covered_at + card] = 1.0
+        feats[self._pile_at] = len(self._pile) / MAX_PILE
         if self.played:
             self._encode_announcement()
 
     def _encode_announcement(self) -> None:
         feats = self._feats
-        base = self._common_start
         for _, t in self.played:
-            feats[base + C_PLAYED + t] = 1.0
-        feats[base + C_COUNTING + self.played[-1][1]] = 1.0
+            feats[self._played_at + t] = 1.0
+        feats[self._counting_at + self.played[-1][1]] = 1.0
         value = self.value
         if 1 <= value <= rules.MAX_VALUE:
-            feats[base + C_VALUE + value - 1] = 1.0
-        feats[base + C_RAW_VALUE] = (value - MIN_PLAY_VALUE) / PLAY_VALUE_SPAN
+            feats[self._value_at + value - 1] = 1.0
+        feats[self._raw_value_at] = (value - MIN_PLAY_VALUE) / PLAY_VALUE_SPAN
         for r in COLOUR_ROWS[self.colours]:
-            feats[base + C_COLOURS + r] = 1.0
+            feats[self._colours_at + r] = 1.0
 
     def _encode_play(self, stacks: Sequence[int]) -> None:
         """Features after the active player played onto ``stacks``."""
         feats = self._feats
-        base = self._common_start
         self._encode_hand(self.active)
         for stack in stacks:
-            self._encode_card(base + C_TOPS + stack * CARD_FEATS, self.stacks[stack][-1])
-            feats[base + C_COVERED + self.stacks[stack][-2]] = 1.0
-        feats[base + C_PHASE + PLAY] = 0.0
-        feats[base + C_PHASE + ENTRY] = 1.0
+            self._encode_card(self._tops_at + stack * CARD.size, self.stacks[stack][-1])
+            feats[self._covered_at + self.stacks[stack][-2]] = 1.0
+        feats[self._phase_at + PLAY] = 0.0
+        feats[self._phase_at + ENTRY] = 1.0
         self._encode_announcement()
 
     def _encode_turn_end(self, refilled: int) -> None:
         """Features after the entry, the refill of seat ``refilled`` and the end check."""
         feats = self._feats
-        base = self._common_start
         self._encode_hand(refilled)
-        feats[base + C_PILE] = len(self._pile) / MAX_PILE
-        feats[base + C_PLAYED:base + COMMON] = 0.0
-        feats[base + C_PHASE + ENTRY] = 0.0
+        feats[self._pile_at] = len(self._pile) / MAX_PILE
+        feats[self._played_at:self._size] = 0.0
+        feats[self._phase_at + ENTRY] = 0.0
         if self.phase == PLAY:
-            feats[base + C_PHASE + PLAY] = 1.0
+            feats[self._phase_at + PLAY] = 1.0
         feats[self._active_start + refilled] = 0.0
         feats[self._active_start + self.active] = 1.0
 

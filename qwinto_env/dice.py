@@ -1,22 +1,10 @@
 """Qwinto, the dice game, as a single-game engine.
 
-Game properties (OpenSpiel style): 1-6 players (1 = solo variant); explicit chance
-(three dice: orange, yellow, purple); the active player rotates; decisions are
-sequential for the active player and simultaneous for everybody at entry; perfect
-information; the game always terminates.
-
-One turn is three steps:
-
-===============  ====================================  ===========================
-phase            active player                         everybody else
-===============  ====================================  ===========================
-``CHOOSE``       28..34: roll the colour subset a-27   27 (nothing to decide)
-``REROLL``       35 keep, 36 re-roll the same dice     27
-``ENTRY``        0..26 write r*9+f, 27 misthrow        0..26 write, 27 pass
-===============  ====================================  ===========================
-
-After the entry step the game ends if a player has two complete rows or four
-misthrows; otherwise the next seat becomes active.
+The game's facts (actions, phases, player limits, observation layout) are declared in
+:mod:`qwinto_env.spec.dice` and re-exported here: ``qwinto_env.dice`` is the dice game's
+public module. One turn is three steps (choose dice, keep or re-roll, simultaneous
+entry); after the entry step the game ends if a player has two complete rows or four
+misthrows, otherwise the next seat becomes active.
 
 Chance is explicit: ``step(actions, chance=(o, y, p))`` rolls those die faces when
 the step rolls (only the faces of the chosen colours count); without ``chance`` the
@@ -32,59 +20,24 @@ import numpy as np
 
 from . import rules
 from .game import Game, IllegalActionError, check_seed
-
-NUM_ACTIONS = 37
-PASS = 27
-ROLL_FIRST = 28  # 28..34: roll the colour subset with bitmask action - 27
-KEEP = 35
-REROLL = 36
-
-CHOOSE, REROLL_DECISION, ENTRY, OVER = 0, 1, 2, 3
-PHASE_NAMES = ("choose", "reroll", "entry", "over")
-
-DIE_FACES = 6
-#: Colours (row indices) of each dice subset bitmask 1..7.
-SUBSET_ROWS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1) for mask in range(8))
-
-# Observation layout, per seat block then the common part (see encode tables in README).
-SEAT_BLOCK = rules.NUM_CELLS + rules.MAX_MISTHROWS  # 27 cell values/18, 4 misthrow thermometer
-COMMON = 3 + 3 + rules.MAX_VALUE + 1  # phase one-hot, rolled colours, value one-hot, re-roll left
-
-
-def observation_size(num_players: int) -> int:
-    """Length of the dice game's observation vector."""
-    return num_players * SEAT_BLOCK + num_players + COMMON
-
-
-def _observation_indices(num_players: int) -> list[np.ndarray]:
-    """Per seat, the permutation of the global feature vector that makes it ego-centric."""
-    common_start = num_players * SEAT_BLOCK + num_players
-    per_seat = []
-    for seat in range(num_players):
-        order = [(seat + k) % num_players for k in range(num_players)]
-        idx = [s * SEAT_BLOCK + i for s in order for i in range(SEAT_BLOCK)]
-        idx += [num_players * SEAT_BLOCK + s for s in order]
-        idx += list(range(common_start, common_start + COMMON))
-        per_seat.append(np.array(idx, dtype=np.intp))
-    return per_seat
+from .spec.dice import *  # noqa: F403 -- the game's facts are part of this module's API
 
 
 class DiceGame(Game):
     """One game of Qwinto (dice). See the module docstring for phases and actions."""
 
-    name = "dice"
-    num_actions = NUM_ACTIONS
-    pass_action = PASS
+    spec = SPEC
 
     def __init__(self, num_players: int = 2, seed: int | None = None):
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-                or not 1 <= num_players <= 6:
-            raise ValueError(f"num_players must be an integer in 1..6 for the dice game "
-                             f"(1 = solo variant), got {num_players!r}")
-        self.num_players = int(num_players)
-        self._obs_index = _observation_indices(self.num_players)
-        self._size = observation_size(self.num_players)
+        n = self.num_players = SPEC.check_num_players(num_players)
+        self._obs_index = observation_indices(n)
+        layout = observation_layout(n)
+        self._size = layout.size
+        self._locate_sheets(layout.seats.start, SEAT.size)
+        # Where the pieces after the seat blocks start (ints: features() runs every step).
+        self._active_at, common = layout.active.start, layout.common
+        self._phase_at, self._colours_at = common.phase.start, common.colours.start
+        self._value_at, self._reroll_at = common.value.start, common.reroll.start
         self.reset(seed)
 
     # -- state -------------------------------------------------------------
@@ -116,7 +69,7 @@ class DiceGame(Game):
         if seat != self.active or phase == OVER:
             return [PASS]
         if phase == CHOOSE:
-            return list(range(ROLL_FIRST, ROLL_FIRST + 7))
+            return list(ROLLS)
         return [KEEP, REROLL]
 
     def _faces(self, chance: Sequence[int] | None) -> list[int]:
@@ -175,29 +128,18 @@ class DiceGame(Game):
             self.active = (self.active + 1) % self.num_players
             self.phase = CHOOSE
 
-    def _write(self, seat: int, cell: int, value: int) -> None:
-        super()._write(seat, cell, value)
-        self._feats[seat * SEAT_BLOCK + cell] = value / rules.MAX_VALUE
-        self._legal = None
-
-    def _misthrow(self, seat: int) -> None:
-        super()._misthrow(seat)
-        self._feats[seat * SEAT_BLOCK + rules.NUM_CELLS + self.misthrows[seat] - 1] = 1.0
-
     # -- observation ---------------------------------------------------------
     def features(self) -> np.ndarray:
         feats = self._feats
-        base = self.num_players * SEAT_BLOCK
-        feats[base:] = 0.0
-        feats[base + self.active] = 1.0
-        base += self.num_players
+        feats[self._active_at:] = 0.0
+        feats[self._active_at + self.active] = 1.0
         if self.phase != OVER:
-            feats[base + self.phase] = 1.0
+            feats[self._phase_at + self.phase] = 1.0
         for r in SUBSET_ROWS[self.subset]:
-            feats[base + 3 + r] = 1.0
+            feats[self._colours_at + r] = 1.0
         if self.value:
-            feats[base + 6 + self.value - 1] = 1.0
-        feats[base + 6 + rules.MAX_VALUE] = float(self.reroll_left)
+            feats[self._value_at + self.value - 1] = 1.0
+        feats[self._reroll_at] = float(self.reroll_left)
         return feats.copy()
 
     def observation_index(self, seat: int) -> np.ndarray:

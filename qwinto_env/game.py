@@ -16,6 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import rules
+from .spec.base import SHEET, GameSpec
+# Re-exported: users and tests import it from here, its home before the spec.
+from .spec.base import terminal_rewards  # noqa: F401
 
 
 class IllegalActionError(ValueError):
@@ -50,8 +53,14 @@ def check_seed(seed: Any) -> int | None:
 
 
 class Game(abc.ABC):
-    """One game of Qwinto (dice or cards) for ``num_players`` seats."""
+    """One game of Qwinto (dice or cards) for ``num_players`` seats.
 
+    Subclasses keep the global features in ``self._feats`` (the sheet blocks are written
+    here, at the offsets :meth:`_locate_sheets` sets).
+    """
+
+    #: The game's facts (:mod:`qwinto_env.spec`); the three attributes below are read from it.
+    spec: GameSpec
     #: Short name of the game, "dice" or "cards".
     name: str
     #: Size of the ``Discrete`` action space.
@@ -63,10 +72,16 @@ class Game(abc.ABC):
     reset_options: tuple[str, ...] = ()
 
     num_players: int
+    _feats: np.ndarray
     cells: list[list[int]]   # per seat, the 27 cells of its sheet (0 = empty)
     misthrows: list[int]     # per seat
     active: int              # seat of the active player
     done: bool
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.num_actions, cls.pass_action = (cls.spec.name, cls.spec.num_actions,
+                                                       cls.spec.pass_action)
 
     @abc.abstractmethod
     def reset(self, seed: int | None = None, start_player: int = 0) -> None:
@@ -188,6 +203,13 @@ class Game(abc.ABC):
         empty.setflags(write=False)
         self._sheets = [empty] * n
 
+    def _locate_sheets(self, seats_start: int, seat_size: int) -> None:
+        """Where each seat's :data:`~qwinto_env.spec.base.SHEET` block lies in the features:
+        the seat blocks start at ``seats_start``, ``seat_size`` floats each."""
+        starts = [seats_start + seat * seat_size for seat in range(self.num_players)]
+        self._cells_at = [start + SHEET.cells.start for start in starts]
+        self._misthrows_at = [start + SHEET.misthrows.start for start in starts]
+
     def _write(self, seat: int, cell: int, value: int) -> None:
         """Write ``value`` into ``cell`` of ``seat``'s sheet (legality checked by the caller)."""
         cells = self.cells[seat]
@@ -197,11 +219,14 @@ class Game(abc.ABC):
         sheet = np.array(cells, dtype=np.int64).reshape(rules.NUM_ROWS, rules.NUM_FIELDS)
         sheet.setflags(write=False)
         self._sheets[seat] = sheet
+        self._feats[self._cells_at[seat] + cell] = value / rules.MAX_VALUE
+        self._legal = None
 
     def _misthrow(self, seat: int) -> None:
         """Mark a misthrow for ``seat``."""
         self.misthrows[seat] += 1
         self._scores[seat] = rules.cells_score(self.cells[seat], self.misthrows[seat])
+        self._feats[self._misthrows_at[seat] + self.misthrows[seat] - 1] = 1.0
 
     def scores(self) -> list[int]:
         """Each seat's current score by the scoring rules."""
@@ -216,26 +241,3 @@ class Game(abc.ABC):
         """Whether the end condition holds: someone has two full rows or four misthrows."""
         return any(m >= rules.MAX_MISTHROWS for m in self.misthrows) or any(
             rules.cells_full_rows(c) >= rules.FULL_ROWS_TO_END for c in self.cells)
-
-
-def terminal_rewards(scores: Sequence[int], kind: str) -> list[float]:
-    """Terminal rewards for final ``scores``.
-
-    ``"win"``: tied winners share +1 (each gets 1/k), losers get -1; when every seat
-    ties, all get 0 (a draw). ``"margin"``: own score minus the best other score
-    (0 in solo play, where there is no other score: the score itself is the margin
-    over nobody, so solo uses the score).
-    """
-    if kind == "win":
-        best = max(scores)
-        winners = [s == best for s in scores]
-        if all(winners):
-            return [0.0] * len(scores)
-        k = sum(winners)
-        return [1.0 / k if w else -1.0 for w in winners]
-    if kind == "margin":
-        if len(scores) == 1:
-            return [float(scores[0])]
-        return [float(s - max(o for j, o in enumerate(scores) if j != i))
-                for i, s in enumerate(scores)]
-    raise ValueError(f"unknown terminal reward kind {kind!r}")

@@ -27,7 +27,8 @@ A turn is three steps: choose dice, keep or re-roll, simultaneous entry.
 
 The card game (``game="cards"``, 1..4 players, ``Discrete(88)``, observation size
 ``33n+149``, extra infos ``played``, ``stacks``, ``pile_size``, ``hand_sizes`` and the
-agent's own ``hand``) has its action and observation tables in :mod:`qwinto_env.cards`.
+agent's own ``hand``) has its action and observation tables in
+:mod:`qwinto_env.spec.cards`.
 
 Dice observation (ego-centric: "seat k" is the k-th seat after me, k=0 is me)
 ------------------------------------------------------------------------------
@@ -137,11 +138,11 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .cards import CardGame
 from .dice import DiceGame
-from .game import Game, IllegalActionError, check_seed, terminal_rewards
+from .game import Game, IllegalActionError, check_seed
+from .spec.base import check_reward, terminal_rewards
 
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
 GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
-REWARDS = ("win", "margin", "score")
 ILLEGAL_ACTION_MODES = ("raise", "pass")
 
 
@@ -211,13 +212,7 @@ class QwintoParallelEnv(ParallelEnv):
     def _configure(self, reward: str | None, render_mode: str | None, illegal_action: str,
                    illegal_penalty: float, random_start: bool) -> None:
         """Validate and set the env's settings (ValueError naming a bad one)."""
-        if reward is None:
-            reward = "score" if self.game.num_players == 1 else "win"
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
-        if reward == "win" and self.game.num_players == 1:
-            raise ValueError('reward="win" needs 2+ players; solo play has no winner '
-                             '(use "score" or "margin")')
+        reward = check_reward(reward, self.game.num_players)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of "
                              f"{self.metadata['render_modes']} or None")

@@ -46,10 +46,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import cards, dice, rules
+from . import rules
 from .game import Game, IllegalActionError
+from .opponents import make_opponents
 from .parallel import GAMES
-from .single import make_opponents
+from .spec import cards, dice
 
 __all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
 

@@ -3,8 +3,9 @@
 ==================  ==========================================================
 Import              ``gymnasium.make("Qwinto-v0", ...)`` (registered when
                     ``qwinto_env`` is imported) or :class:`QwintoSingleEnv`
-Players             the learner plus ``num_players - 1`` opponents (agents from
-                    :func:`agents.load`, or any object with ``act(obs, mask)``)
+Players             the learner plus ``num_players - 1`` opponents (agents by name,
+                    loaded by :mod:`qwinto_env.opponents`, or any object with
+                    ``act(obs, mask)``)
 Action space        as in the ParallelEnv: ``Discrete(37)`` (dice),
                     ``Discrete(88)`` (cards)
 Observation space   the ParallelEnv's per-agent space:
@@ -27,9 +28,11 @@ option               default      meaning
                                   one spec for every other seat, or a list with one
                                   spec per other seat; a spec is a name for
                                   :func:`agents.load` (``"random"``, ``"greedy"``,
-                                  ``"expert"``), a checkpoint path, or an agent
-                                  object. ``opponents[k-1]`` sits ``k`` seats after
-                                  the learner (turn order), whatever its seat.
+                                  ``"expert"``; found through
+                                  :mod:`qwinto_env.opponents`), a checkpoint
+                                  path, or an agent object. ``opponents[k-1]``
+                                  sits ``k`` seats after the learner (turn
+                                  order), whatever its seat.
 ``learner_seat``     ``0``        the learner's seat, or ``"random"``: drawn at every
                                   reset from the env's seeded generator
 ``reward``           see above    ``"win"``, ``"margin"`` or ``"score"``
@@ -119,16 +122,13 @@ import gymnasium as gym
 import numpy as np
 
 from .game import IllegalActionError, check_seed
+from .opponents import OpponentSpecError, make_opponents
 from .parallel import (QwintoParallelEnv, check_options, engine_options, keyword_names,
                        pass_hint)
 
 __all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
 
 _SEED_BOUND = 2**63
-
-
-class OpponentSpecError(ValueError):
-    """An ``opponents`` or ``learner_seat`` argument that cannot make a table."""
 
 
 class RenderModeError(ValueError, TypeError):
@@ -140,28 +140,6 @@ class RenderModeError(ValueError, TypeError):
     """
 
 
-def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
-    """One agent per other seat (``num_players - 1``) from ``opponents``.
-
-    ``opponents`` is one spec (reused for every other seat; a name or path builds a
-    separate agent per seat, an agent object is shared) or a sequence of exactly
-    ``num_players - 1`` specs. A spec is a name or checkpoint path for
-    :func:`agents.load`, or an object with ``act(observation, action_mask) -> int``.
-    """
-    count = num_players - 1
-    if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Sequence):
-        specs = [opponents] * count
-    else:
-        specs = list(opponents)
-        if len(specs) == 1:
-            specs = specs * count
-        elif len(specs) != count:
-            raise OpponentSpecError(
-                f"opponents: expected one spec or {count} (one per other seat of "
-                f"{num_players} players), got {len(specs)}: {specs!r}")
-    return [_make_opponent(spec, game, num_players) for spec in specs]
-
-
 def _check_seat(seat: Any, num_players: int) -> None:
     """Raise unless ``seat`` is a seat index of the table or ``"random"``."""
     if seat == "random":
@@ -170,19 +148,6 @@ def _check_seat(seat: Any, num_players: int) -> None:
             or not 0 <= seat < num_players:
         raise OpponentSpecError(f'learner_seat must be a seat in 0..{num_players - 1} or '
                                 f'"random", got {seat!r}')
-
-
-def _make_opponent(spec: Any, game: str, num_players: int) -> Any:
-    if callable(getattr(spec, "act", None)):
-        for attr, want in (("game", game), ("num_players", num_players)):
-            have = getattr(spec, attr, want)
-            if have != want:
-                raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
-                                        f"table plays {attr}={want!r}")
-        return spec
-    # Agents are a layer above the environments: imported only when a spec names one.
-    from agents import load
-    return load(spec, game=game, num_players=num_players)
 
 
 class QwintoSingleEnv(gym.Env):

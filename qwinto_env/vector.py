@@ -297,7 +297,7 @@ class TorchVectorEnv:
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any]:
         """``actions`` (num_envs,) -> observations, masks, rewards (float32), dones (bool),
-        and the engine's :class:`~qwinto_env.batched.dice.DiceStepResult` (per game)."""
+        and the engine's :class:`~qwinto_env.batched.StepResult` (per game)."""
         out, rewards, dones = self._seats.step(actions)
         obs, masks = self._seats.observe()
         return obs, masks.bool(), rewards, dones, out

@@ -11,7 +11,7 @@ import torch
 
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
-from qwinto_env.batched.cards import DECK
+from qwinto_env.spec.cards import DECK_SIZE as DECK
 from qwinto_env.batched.cards import ENTRY as CARD_ENTRY
 from qwinto_env.batched.dice import ENTRY as DICE_ENTRY
 from qwinto_env.batched.dice import REROLL_DECISION
@@ -184,7 +184,7 @@ def snapshot(games) -> dict:
     out = {"phase": games.phase,
            "gen": to_np(gen.get_state()).tobytes() if hasattr(gen, "get_state")
            else repr(gen.bit_generator.state)}
-    for prefix, owner in (("", games), ("sheet.", games.sheet)):
+    for prefix, owner in (("", games), ("sheet_state.", games.sheet_state)):
         for name, value in vars(owner).items():
             if not name.startswith("_") and (isinstance(value, np.ndarray)
                                              or hasattr(value, "detach")):

@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 import yaml
 
+from qwinto_env.spec import SPECS
+
 from ..fileio import atomic_write_text
 
 
@@ -85,7 +87,7 @@ CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 MAX_STEPS = 10 ** 12   # any count of learner steps: a year at 30,000 steps/s
 MAX_SEED = 2 ** 31 - 1  # numpy's legacy seeding (SB3, RLlib) stops at 2**32; trainers add offsets
 #: Seats per game of each game (the engines' limits).
-PLAYER_LIMITS = {"dice": (1, 6), "cards": (1, 4)}
+PLAYER_LIMITS = {name: (spec.min_players, spec.max_players) for name, spec in SPECS.items()}
 #: A run folder name: one plain folder, never a path, never hidden.
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: What ray.init takes as an address: "auto", "local", "[ray://]host:port".

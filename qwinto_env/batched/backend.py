@@ -396,3 +396,24 @@ def get_backend(name: str = "numpy", device: Any = None) -> Backend:
     if name == "torch":
         return TorchBackend("cpu" if device is None else device)
     raise ValueError(f"unknown backend {name!r}; choose one of {BACKENDS}")
+
+
+_backends: dict[str, Backend] = {}
+
+
+def backend_of(x: Any) -> Backend:
+    """The backend whose arrays ``x`` is: torch for a tensor (on its device), else numpy."""
+    key = str(x.device) if hasattr(x, "detach") else "numpy"
+    if key not in _backends:
+        _backends[key] = get_backend("numpy") if key == "numpy" else get_backend("torch", x.device)
+    return _backends[key]
+
+
+def to_backend(backend: Backend, tables: dict[str, np.ndarray]) -> dict[str, Any]:
+    """numpy tables as arrays of the same dtype on ``backend``'s device."""
+    if backend.name == "numpy":
+        return dict(tables)
+    dtypes = {np.dtype(np.int8): backend.int8, np.dtype(np.int32): backend.int32,
+              np.dtype(np.int64): backend.int64, np.dtype(np.float32): backend.float32,
+              np.dtype(np.bool_): backend.bool_}
+    return {k: backend.asarray(v, dtypes[v.dtype]) for k, v in tables.items()}

@@ -1,36 +1,72 @@
 """What the batched engines of both games share: the common construction, who starts,
-and the checks of a step's actions.
+the checks of a step's actions, and what a step reports.
 
 Each engine (:class:`~qwinto_env.batched.BatchedDiceGame`,
-:class:`~qwinto_env.batched.BatchedCardGame`) names its game's constants as class
-attributes and implements :meth:`BatchedGame._legal_at` over its own legal-bit layout.
+:class:`~qwinto_env.batched.BatchedCardGame`) reads its game's facts from its spec
+(:mod:`qwinto_env.spec`) and implements :meth:`BatchedGame._legal_at` over its own
+legal-bit layout.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from .. import rules
 from ..game import IllegalActionError
+from ..spec.base import GameSpec
 from .backend import Backend, get_backend
 from .sheets import Sheets, check_batch_args
 
 
-class BatchedGame:
-    """The base of the batched engines (parameters: :class:`~qwinto_env.batched.BatchedDiceGame`)."""
+@dataclass
+class StepResult:
+    """What one batched step reports (arrays on the engine's backend and device).
 
+    ``rewards`` (N, P) float32 and ``terminated`` (N,) bool cover every game. The
+    ``final_*`` fields cover only the K games that ended in this step, listed in
+    ``done_index`` (K,) int64: ``final_scores`` (K, P) int64, ``final_returns`` (K, P)
+    float32 (sum of each seat's rewards over the game), ``final_turns`` (K,) and, when
+    the engine keeps them, ``final_observation`` (K, P, obs_size) float32, the
+    observation the ParallelEnv shows at the end (those games are already reset).
+    """
+
+    rewards: Any
+    terminated: Any
+    done_index: Any
+    final_scores: Any
+    final_returns: Any
+    final_turns: Any
+    final_observation: Any = None
+
+
+class BatchedGame:
+    """The base of the batched engines (parameters:
+    :class:`~qwinto_env.batched.BatchedDiceGame`)."""
+
+    #: The game's facts; the attributes below are read from it.
+    spec: GameSpec
     name: str
     num_actions: int
     pass_action: int
     steps_per_turn: int
-    #: Largest player count of the game, and its name in error messages.
     max_players: int
-    rules_name: str
+    #: The engine's tables on its backend (``obs_index``: per seat, its observation's features).
+    _t: dict[str, Any]
+    #: Per game (N,): the active seat and the turns completed (the engines keep them).
+    active: Any
+    turn: Any
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.spec
+        cls.name, cls.num_actions, cls.pass_action = spec.name, spec.num_actions, spec.pass_action
+        cls.steps_per_turn, cls.max_players = spec.steps_per_turn, spec.max_players
 
     def __init__(self, num_games: int, num_players: int, *, backend: str, device: Any,
                  seed: int | None, reward: str | None, start_player: int,
                  random_start: bool, final_observations: bool):
-        reward = check_batch_args(num_games, num_players, self.max_players, self.rules_name,
-                                  reward, start_player)
+        reward = check_batch_args(self.spec, num_games, num_players, reward, start_player)
         self.backend: Backend = get_backend(backend, device)
         self.num_games = int(num_games)
         self.num_players = int(num_players)
@@ -38,8 +74,8 @@ class BatchedGame:
         self.start_player = int(start_player)
         self.random_start = bool(random_start)
         self.final_observations = bool(final_observations)
-        self.sheet = Sheets(self.backend, self.num_games, self.num_players, reward)
-        self._base_game = self.sheet.base_game
+        self.sheet_state = Sheets(self.backend, self.num_games, self.num_players, reward)
+        self._base_game = self.sheet_state.base_game
         self.gen = self.backend.generator(seed)
 
     # -- who starts ------------------------------------------------------------------
@@ -80,7 +116,7 @@ class BatchedGame:
 
     def allowed_values(self) -> Any:
         """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
-        return self.sheet.allowed_values()
+        return self.sheet_state.allowed_values()
 
     # -- a step's actions ------------------------------------------------------------
     def check_actions(self, actions: Any) -> None:
@@ -112,3 +148,73 @@ class BatchedGame:
                       if not 0 <= action < self.num_actions else f"not legal now (legal: {legal})")
             raise IllegalActionError(f"game {n} seat {p}", action, reason)
         return a
+
+    # -- the sheets and the observations -------------------------------------------------
+    def scores(self) -> Any:
+        """Current score of every seat (N, P) int64, by the scoring rules."""
+        return self.sheet_state.current_scores()
+
+    def sheets(self) -> Any:
+        """The sheets (N, P, 27) int8 (a view; do not write)."""
+        return self.sheet_state.cells[:, :, :rules.NUM_CELLS]
+
+    @property
+    def misthrows(self) -> Any:
+        """Misthrows per seat (N, P) int8 (do not write)."""
+        return self.sheet_state.misthrows
+
+    def features(self) -> Any:
+        """Global feature vectors (N, F) float32, the single engine's ``features()``."""
+        raise NotImplementedError
+
+    def observations(self) -> Any:
+        """Ego-centric observations (N, P, obs_size) float32: ``features[index[seat]]``
+        (in the card game, the seat's own hand only)."""
+        return self.backend.take(self.features(), self._t["obs_index"], 1)
+
+    # -- the end of a turn ----------------------------------------------------------------
+    def _next_seats(self) -> Any:
+        """The seats after the active ones (N,)."""
+        nxt = self.active + 1
+        nxt[nxt == self.num_players] = 0
+        return nxt
+
+    def _end_turn(self, ended: Any, rewards: Any, next_active: Any) -> StepResult:
+        """Finish an entry step: add the rewards, report the games that ``ended`` (N,) and
+        restart them (first seats by the constructor's rule); the others go on with
+        ``next_active`` (N,) seats."""
+        B, sheet = self.backend, self.sheet_state
+        sheet.entry_rewards(rewards)
+        idx = B.nonzero(ended)
+        k = int(idx.shape[0])
+        if k == 0:
+            self.active = next_active
+            return self._no_endings(rewards, ended)
+        final_scores, final_returns = sheet.finish(idx, rewards)
+        final_obs = None
+        if self.final_observations:
+            final_obs = B.take(self._final_features(idx), self._t["obs_index"], 1)
+        final_turns = self.turn[idx]
+        self.active = next_active
+        sheet.restart(idx)
+        self.turn[idx] = 0
+        self.active[idx] = self._start_seats(k)
+        self._restart(idx)
+        return StepResult(rewards, ended, idx, final_scores, final_returns, final_turns, final_obs)
+
+    def _final_features(self, idx: Any) -> Any:
+        """Global features (K, F) of the ended games ``idx`` as the game-over step shows them."""
+        raise NotImplementedError
+
+    def _restart(self, idx: Any) -> None:
+        """Restart the game-specific state of the games ``idx`` (the sheets are restarted)."""
+
+    # -- what a step reports -------------------------------------------------------------
+    def _no_endings(self, rewards: Any, terminated: Any = None) -> StepResult:
+        """The report of a step in which no game ended (``terminated``: all false)."""
+        B, N, P = self.backend, self.num_games, self.num_players
+        empty = B.zeros((0,), B.int64)
+        if terminated is None:
+            terminated = B.zeros((N,), B.bool_)
+        return StepResult(rewards, terminated, empty, B.zeros((0, P), B.int64),
+                          B.zeros((0, P), B.float32), empty)

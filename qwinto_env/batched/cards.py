@@ -3,9 +3,14 @@
 Same rules (including the ``empty_pile`` option), the same ``Discrete(88)`` actions and
 the same observation features and masks as :class:`qwinto_env.cards.CardGame` and the
 ParallelEnv (``obs[n, seat]`` equals the single engine's
-``features()[observation_index(seat)]`` bit for bit), proven by the differential tests
-in ``tests/test_batched_cards.py``. Card, play and encoding tables are built from
-:mod:`qwinto_env.cards` at construction; the sheets are :class:`~.sheets.Sheets`.
+``features()[observation_index(seat)]`` bit for bit). Card, play, legality and encoding
+tables are built from the game's spec (:mod:`qwinto_env.spec.cards`) at construction;
+the sheets are :class:`~.sheets.Sheets`. The play, the refill and reshuffle and the end
+of a turn are written a second time here, vectorised, for speed. **The contract between
+the two engines is the differential tests** (``tests/test_batched_cards.py``: the same
+decks, orders and actions give the same observations, masks, rewards, scores and
+endings, for every ``empty_pile`` rule): a rule change is made in both engines and
+proven by them.
 
 State beyond the sheets (N games, P seats; a turn is two steps, play then entry, and a
 game ends only at an entry, so the phase is one number for the batch as in the dice
@@ -44,21 +49,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import cards as single
 from .. import rules
-from .base import BatchedGame
-from .dice import DiceStepResult
-from .sheets import NV, PASS, to_backend
+from ..spec.cards import (CARD, CARD_COLOUR_BIT, CARD_FEATURE_INDICES, CARD_VALUE, DECK_SIZE,
+                          DOUBLE_PLAYS, ENTRY, HAND_FEATURES, HAND_SIZE, MAX_PILE,
+                          MIN_PLAY_VALUE, NEIGHBOURS, NUM_ACTIONS, NUM_STACKS, OTHER_NEIGHBOUR,
+                          OVER, PASS, PLAY, PLAY_VALUE_SPAN, PLAYS, SEAT, SINGLE_FIRST,
+                          SINGLE_PLAYS, SLOT_PAIRS, SPEC, check_empty_pile, features_layout,
+                          observation_indices, observation_size)
+from ..spec.base import COLOUR_ROWS
+from .backend import to_backend
+from .base import BatchedGame, StepResult
+from .sheets import VALUE_SLOTS
 
-NUM_ACTIONS = single.NUM_ACTIONS
-PLAY, ENTRY, OVER = single.PLAY, single.ENTRY, single.OVER
-EMPTY = single.DECK_SIZE          # card id of an empty hand slot (sorts after every card)
-HAND = single.HAND_SIZE
-STACKS = single.NUM_STACKS
-DECK = single.DECK_SIZE
-
-#: What a batched card step reports; the same fields as the dice engine's.
-CardStepResult = DiceStepResult
+EMPTY = DECK_SIZE  # card id of an empty hand slot (sorts after every card)
 
 
 def _signed64(x: int) -> int:
@@ -67,14 +70,12 @@ def _signed64(x: int) -> int:
 
 
 def _pair_bits() -> list[tuple[int, int]]:
-    """Per slot pair: (word, int64 bits) of its 8 double-play actions."""
+    """Per slot pair: (word, int64 bits) of its double-play actions."""
     out = []
-    n = len(single.STACK_PAIRS)
-    for p in range(len(single.SLOT_PAIRS)):
-        first = single.DOUBLE_FIRST + p * n
-        word = first // 64
-        assert (first + n - 1) // 64 == word  # a pair's actions never straddle two words
-        out.append((word, _signed64(((1 << n) - 1) << (first - 64 * word))))
+    for plays in DOUBLE_PLAYS:
+        word = plays[0] // 64
+        assert all(a // 64 == word for a in plays)  # a pair's actions never straddle two words
+        out.append((word, _signed64(sum(1 << (a - 64 * word) for a in plays))))
     return out
 
 
@@ -83,14 +84,13 @@ _PAIR_BITS = _pair_bits()
 
 @functools.lru_cache(maxsize=None)
 def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
-    """Card, play and encoding tables as numpy arrays, derived from qwinto_env.cards."""
+    """Card, play and encoding tables as numpy arrays, derived from the card game's spec."""
     P = num_players
-    card_value = list(single.CARD_VALUE) + [0]
-    card_bit = list(single.CARD_COLOUR_BIT) + [0]
-    card_feat = np.zeros((DECK + 1, single.CARD_FEATS), dtype=np.float32)
-    for c in range(DECK):
-        card_feat[c, single.CARD_COLOUR[c]] = 1.0
-        card_feat[c, single._CARD_VALUE_FEAT[c]] = 1.0
+    card_value = list(CARD_VALUE) + [0]
+    card_bit = list(CARD_COLOUR_BIT) + [0]
+    card_feat = np.zeros((DECK_SIZE + 1, CARD.size), dtype=np.float32)  # EMPTY: all 0
+    for c, indices in enumerate(CARD_FEATURE_INDICES):
+        card_feat[c, list(indices)] = 1.0
     # Per action (28..87 meaningful): hand slots and stacks of the first and the last
     # card played (equal for a single play), and the stacks whose tops count with the
     # last card: both neighbours (single), or the last stack's other neighbour (double;
@@ -99,21 +99,20 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
     first_stack, last_stack = np.zeros(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS, np.int64)
     x_stack, y_stack = np.zeros(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS, np.int64)
     double = np.zeros(NUM_ACTIONS, bool)
-    for action, (slots, stacks) in single.PLAYS.items():
+    for action, (slots, stacks) in PLAYS.items():
         first_slot[action], last_slot[action] = slots[0], slots[-1]
         first_stack[action], last_stack[action] = stacks[0], stacks[-1]
         if len(slots) == 1:
-            x_stack[action], y_stack[action] = single.NEIGHBOURS[stacks[0]]
+            x_stack[action], y_stack[action] = NEIGHBOURS[stacks[0]]
         else:
             double[action] = True
-            y_stack[action] = single.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
-    single_bits = [sum(1 << (single.SINGLE_FIRST + s * STACKS + t)
-                       for s in range(h) for t in range(STACKS)) for h in range(HAND + 1)]
+            y_stack[action] = OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
+    single_bits = [sum(1 << a for a in plays) for plays in SINGLE_PLAYS]
     assert max(single_bits) < 1 << 63  # single plays live in word 0
-    phase_onehot = np.zeros((3, 2), dtype=np.float32)
-    phase_onehot[PLAY, 0] = phase_onehot[ENTRY, 1] = 1.0
-    counting = np.zeros((STACKS + 1, STACKS), dtype=np.float32)
-    counting[:STACKS] = np.eye(STACKS, dtype=np.float32)
+    phase_onehot = np.zeros((OVER + 1, OVER), dtype=np.float32)  # OVER: no flag
+    phase_onehot[range(OVER), range(OVER)] = 1.0
+    counting = np.zeros((NUM_STACKS + 1, NUM_STACKS), dtype=np.float32)
+    counting[:NUM_STACKS] = np.eye(NUM_STACKS, dtype=np.float32)
     return {
         "card_value": np.array(card_value, dtype=np.int64),
         "card_bit": np.array(card_bit, dtype=np.int64),
@@ -123,17 +122,17 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
         "x_stack": x_stack, "y_stack": y_stack, "double": double,
         "single_bits": np.array(single_bits, dtype=np.int64),
         # Scalars as the single engine computes them (Python float, then float32).
-        "hand_feat": np.array([k / HAND for k in range(HAND + 1)], dtype=np.float32),
-        "pile_feat": np.array([k / single.MAX_PILE for k in range(DECK + 1)], dtype=np.float32),
-        "raw_value_feat": np.array([(v - single.MIN_PLAY_VALUE) / single.PLAY_VALUE_SPAN
-                                    for v in range(single.MIN_PLAY_VALUE, rules.MAX_VALUE + 1)],
+        "hand_feat": np.array([k / HAND_SIZE for k in range(HAND_SIZE + 1)], dtype=np.float32),
+        "pile_feat": np.array([k / MAX_PILE for k in range(DECK_SIZE + 1)], dtype=np.float32),
+        "raw_value_feat": np.array([(v - MIN_PLAY_VALUE) / PLAY_VALUE_SPAN
+                                    for v in range(MIN_PLAY_VALUE, rules.MAX_VALUE + 1)],
                                    dtype=np.float32),
-        "value_onehot": np.eye(NV, dtype=np.float32)[:, 1:],
-        "colours_feat": np.array([[float(mask >> r & 1) for r in range(rules.NUM_ROWS)]
-                                  for mask in range(8)], dtype=np.float32),
+        "value_onehot": np.eye(VALUE_SLOTS, dtype=np.float32)[:, 1:],
+        "colours_feat": np.array([[float(r in rows) for r in range(rules.NUM_ROWS)]
+                                  for rows in COLOUR_ROWS], dtype=np.float32),
         "phase_onehot": phase_onehot, "counting_onehot": counting,
         "active_onehot": np.eye(P, dtype=np.float32),
-        "obs_index": np.stack(single._observation_indices(P)).astype(np.int64),
+        "obs_index": np.stack(observation_indices(P)).astype(np.int64),
         "seats": np.arange(P, dtype=np.int64),
     }
 
@@ -145,13 +144,7 @@ class BatchedCardGame(BatchedGame):
     (``"reshuffle"``, ``"end"`` or ``"no_draw"``, see :mod:`qwinto_env.cards`).
     """
 
-    name = "cards"
-    num_actions = NUM_ACTIONS
-    pass_action = PASS
-    #: Steps of one turn: play, entry.
-    steps_per_turn = 2
-    max_players = 4
-    rules_name = "card"
+    spec = SPEC
 
     def __init__(self, num_games: int, num_players: int = 2, *, backend: str = "numpy",
                  device: Any = None, seed: int | None = None, reward: str | None = None,
@@ -160,16 +153,11 @@ class BatchedCardGame(BatchedGame):
         super().__init__(num_games, num_players, backend=backend, device=device, seed=seed,
                          reward=reward, start_player=start_player, random_start=random_start,
                          final_observations=final_observations)
-        if empty_pile not in single.EMPTY_PILE_RULES:
-            raise ValueError(f"unknown empty_pile rule {empty_pile!r}; choose one of "
-                             f"{single.EMPTY_PILE_RULES}")
         B, N, P = self.backend, self.num_games, self.num_players
-        self.empty_pile = empty_pile
-        self.obs_size = single.observation_size(P)
-        self._active_start = P * single.PUBLIC_BLOCK
-        self._hands_start = self._active_start + P
-        self._common_start = self._hands_start + P * single.HAND_BLOCK
-        self.feature_size = self._common_start + single.COMMON
+        self.empty_pile = check_empty_pile(empty_pile)
+        self.obs_size = observation_size(P)
+        self._layout = features_layout(P)
+        self.feature_size = self._layout.size
         self._t = to_backend(B, _numpy_tables(P))
         self._games = B.arange(N)
         self.reset()
@@ -185,18 +173,18 @@ class BatchedCardGame(BatchedGame):
         gen, active = self._reset_args(seed, start_player)
         if deck is not None:
             deck = B.as_int64(deck, "deck")
-            ok = tuple(deck.shape) == (N, DECK)
+            ok = tuple(deck.shape) == (N, DECK_SIZE)
             if ok:
-                ok = bool((B.sort(deck) == B.arange(DECK)[None, :]).all())
+                ok = bool((B.sort(deck) == B.arange(DECK_SIZE)[None, :]).all())
             if not ok:
                 raise ValueError(f"deck must be {N} permutations of the card ids 0..31, "
                                  f"shape ({N}, 32)")
         active = self._begin_reset(gen, active)
-        self.sheet.reset()
-        self.hands = B.zeros((N, P, HAND), B.int64)
-        self.tops = B.zeros((N, STACKS), B.int64)
-        self.covered = B.zeros((N, DECK), B.bool_)
-        self.pile = B.zeros((N, DECK), B.int64)
+        self.sheet_state.reset()
+        self.hands = B.zeros((N, P, HAND_SIZE), B.int64)
+        self.tops = B.zeros((N, NUM_STACKS), B.int64)
+        self.covered = B.zeros((N, DECK_SIZE), B.bool_)
+        self.pile = B.zeros((N, DECK_SIZE), B.int64)
         self.pile_pos = B.zeros((N,), B.int64)
         self.pile_end = B.zeros((N,), B.int64)
         self.active = active
@@ -211,13 +199,13 @@ class BatchedCardGame(BatchedGame):
         B, P = self.backend, self.num_players
         k = int(idx.shape[0])
         if deck is None:
-            deck = B.permutations(self.gen, k, DECK)
-        self.tops[idx] = deck[:, :STACKS]
+            deck = B.permutations(self.gen, k, DECK_SIZE)
+        self.tops[idx] = deck[:, :NUM_STACKS]
         for seat in range(P):
-            start = STACKS + HAND * seat
-            self.hands[idx, seat] = B.sort(deck[:, start:start + HAND])
-        rest = DECK - STACKS - HAND * P
-        self.pile[idx, :rest] = deck[:, DECK - rest:]
+            start = NUM_STACKS + HAND_SIZE * seat
+            self.hands[idx, seat] = B.sort(deck[:, start:start + HAND_SIZE])
+        rest = DECK_SIZE - NUM_STACKS - HAND_SIZE * P
+        self.pile[idx, :rest] = deck[:, DECK_SIZE - rest:]
         self.pile_pos[idx] = 0
         self.pile_end[idx] = rest
         self.covered[idx] = False
@@ -226,12 +214,12 @@ class BatchedCardGame(BatchedGame):
         B, N = self.backend, self.num_games
         self.value = B.zeros((N,), B.int64)
         self.colours = B.zeros((N,), B.int64)
-        self.played = B.zeros((N, STACKS), B.bool_)
-        self.counting = B.zeros((N,), B.int64) + STACKS
+        self.played = B.zeros((N, NUM_STACKS), B.bool_)
+        self.counting = B.zeros((N,), B.int64) + NUM_STACKS
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
-        arrays = self.sheet.arrays() + (
+        arrays = self.sheet_state.arrays() + (
             self.hands, self.tops, self.covered, self.pile, self.pile_pos, self.pile_end,
             self.active, self.value, self.colours, self.played, self.counting, self.turn)
         return sum(self.backend.nbytes(a) for a in arrays) / self.num_games
@@ -242,7 +230,7 @@ class BatchedCardGame(BatchedGame):
 
     def _active_hands(self) -> Any:
         """The active seats' hands (N, 3)."""
-        return self.hands.reshape(-1, HAND)[self._base_game + self.active]
+        return self.hands.reshape(-1, HAND_SIZE)[self._base_game + self.active]
 
     def covered_cards(self, game: int) -> list[int]:
         """The cards under the stack tops of ``game``, ascending (a reshuffle's input)."""
@@ -253,7 +241,7 @@ class BatchedCardGame(BatchedGame):
         B = self.backend
         if self.phase != ENTRY or self.empty_pile != "reshuffle":
             return B.zeros((self.num_games,), B.bool_)
-        need = HAND - (self._active_hands() < EMPTY).sum(-1)
+        need = HAND_SIZE - (self._active_hands() < EMPTY).sum(-1)
         return (self.pile_end - self.pile_pos) < need
 
     # -- legality ------------------------------------------------------------------
@@ -264,13 +252,13 @@ class BatchedCardGame(BatchedGame):
             B, t, N, P = self.backend, self._t, self.num_games, self.num_players
             legal = B.zeros((N, P, 2), B.int64)
             if self.phase == ENTRY:
-                legal[..., 0] = self.sheet.legal_writes(self.value, self.colours)
+                legal[..., 0] = self.sheet_state.legal_writes(self.value, self.colours)
             else:
                 hand = self._active_hands()
                 size = (hand < EMPTY).sum(-1)
                 values = t["card_value"][hand]
                 words = [t["single_bits"][size], B.zeros((N,), B.int64)]
-                for p, (i, j) in enumerate(single.SLOT_PAIRS):
+                for p, (i, j) in enumerate(SLOT_PAIRS):
                     same = (values[:, i] == values[:, j]) & (size > max(i, j))
                     word, bits = _PAIR_BITS[p]
                     words[word] = words[word] | (bits * same)
@@ -286,7 +274,7 @@ class BatchedCardGame(BatchedGame):
         return bits.reshape(self.num_games, self.num_players, 128)[..., :NUM_ACTIONS]
 
     # -- stepping ------------------------------------------------------------------
-    def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> DiceStepResult:
+    def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> StepResult:
         """Apply one joint action per game: ``actions`` (N, P) integers.
 
         ``chance`` (N, 32) fixes the new pile order of the games that reshuffle in this
@@ -306,9 +294,7 @@ class BatchedCardGame(BatchedGame):
         self._legal = None
         if self.phase == PLAY:
             self._play(self._legal_play(a, legal))
-            empty = B.zeros((0,), B.int64)
-            return DiceStepResult(rewards, B.zeros((N,), B.bool_), empty,
-                                  B.zeros((0, P), B.int64), B.zeros((0, P), B.float32), empty)
+            return self._no_endings(rewards)
         return self._enter(a, legal[..., 0], rewards, orders)
 
     def _legal_at(self, actions: Any) -> Any:
@@ -328,13 +314,12 @@ class BatchedCardGame(BatchedGame):
         act = B.clip(B.flat(a)[rows], 0, NUM_ACTIONS - 1)
         # One 1-D gather of each play's word of legal bits: cheaper than a row gather.
         word = B.take(B.flat(legal), 2 * rows + (act >> 6), 0)
-        first = single.SINGLE_FIRST
-        return first + (act - first) * ((word >> (act & 63)) & 1)
+        return SINGLE_FIRST + (act - SINGLE_FIRST) * ((word >> (act & 63)) & 1)
 
     def _check_chance(self, chance: Any) -> Any:
         B = self.backend
         orders = B.as_int64(chance, "chance (reshuffled pile orders)")
-        if tuple(orders.shape) != (self.num_games, DECK):
+        if tuple(orders.shape) != (self.num_games, DECK_SIZE):
             raise ValueError(f"chance must be pile orders of shape ({self.num_games}, 32)")
         for n in B.to_numpy(B.nonzero(self.will_reshuffle())).tolist():
             covered = self.covered_cards(n)
@@ -366,56 +351,41 @@ class BatchedCardGame(BatchedGame):
         first_slot = t["first_slot"][act]
         hand[games, first_slot] = B.where(double, EMPTY, hand[games, first_slot])
         hand[games, t["last_slot"][act]] = EMPTY
-        self.hands.reshape(-1, HAND)[self._base_game + self.active] = B.sort(hand)
-        self.played = B.zeros((self.num_games, STACKS), B.bool_)
+        self.hands.reshape(-1, HAND_SIZE)[self._base_game + self.active] = B.sort(hand)
+        self.played = B.zeros((self.num_games, NUM_STACKS), B.bool_)
         self.played[games, a_stack] = True
         self.played[games, b_stack] = True
         self.counting = b_stack
         self.phase = ENTRY
 
-    def _enter(self, a: Any, legal: Any, rewards: Any, orders: Any) -> DiceStepResult:
-        B, P, sheet = self.backend, self.num_players, self.sheet
-        ended = sheet.enter(a, self.value, self._base_game + self.active, legal)
+    def _enter(self, a: Any, legal: Any, rewards: Any, orders: Any) -> StepResult:
+        ended = self.sheet_state.enter(a, self.value, self._base_game + self.active, legal)
         pile_ran_out = self._refill(orders)
         self.turn += 1
         self._clear_announcement()
         self.phase = PLAY
-        nxt = self.active + 1
-        nxt[nxt == P] = 0
+        nxt = self._next_seats()
         if self.empty_pile == "end":
             ended = ended | pile_ran_out
         elif self.empty_pile == "no_draw":
-            next_hand = self.hands.reshape(-1, HAND)[self._base_game + nxt]
+            next_hand = self.hands.reshape(-1, HAND_SIZE)[self._base_game + nxt]
             ended = ended | ((next_hand < EMPTY).sum(-1) == 0)
-        sheet.entry_rewards(rewards)
-        idx = B.nonzero(ended)
-        k = int(idx.shape[0])
-        if k == 0:
-            self.active = nxt
-            empty = B.zeros((0,), B.int64)
-            return DiceStepResult(rewards, ended, empty, B.zeros((0, P), B.int64),
-                                  B.zeros((0, P), B.float32), empty)
-        final_scores, final_returns = sheet.finish(idx, rewards)
-        final_obs = None
-        if self.final_observations:
-            final_obs = B.take(self._features(idx, OVER), self._t["obs_index"], 1)
-        final_turns = self.turn[idx]
-        self.active = nxt
-        sheet.restart(idx)
-        self.turn[idx] = 0
-        self.active[idx] = self._start_seats(k)
+        return self._end_turn(ended, rewards, nxt)
+
+    def _final_features(self, idx: Any) -> Any:
+        return self._features(idx, OVER)
+
+    def _restart(self, idx: Any) -> None:
         self._deal(idx)
-        return DiceStepResult(rewards, ended, idx, final_scores, final_returns, final_turns,
-                              final_obs)
 
     def _refill(self, orders: Any) -> Any:
         """Draw the active seats back up to 3 cards (reshuffling when the rule says so);
         return (N,) bool: the pile is empty afterwards."""
         B, games = self.backend, self._games
         rows = self._base_game + self.active
-        hand = self.hands.reshape(-1, HAND)[rows]
+        hand = self.hands.reshape(-1, HAND_SIZE)[rows]
         size = (hand < EMPTY).sum(-1)
-        for slot in range(HAND):
+        for slot in range(HAND_SIZE):
             wants = size <= slot  # this slot is empty: draw a card for it
             if not B.any(wants):
                 continue
@@ -427,7 +397,7 @@ class BatchedCardGame(BatchedGame):
             card = self.pile[games, B.where(wants, self.pile_pos, 0)]
             hand[:, slot] = B.where(wants, card, hand[:, slot])
             self.pile_pos = self.pile_pos + B.astype(wants, B.int64)
-        self.hands.reshape(-1, HAND)[rows] = B.sort(hand)
+        self.hands.reshape(-1, HAND_SIZE)[rows] = B.sort(hand)
         return self.pile_pos == self.pile_end
 
     def _reshuffle(self, idx: Any, orders: Any) -> None:
@@ -441,7 +411,7 @@ class BatchedCardGame(BatchedGame):
         if orders is None:
             # Random keys for the covered cards, 2 (last) for the others: sorting gives a
             # uniform random order of the covered cards first.
-            keys = B.where(covered, B.uniform(self.gen, (k, DECK)), 2.0)
+            keys = B.where(covered, B.uniform(self.gen, (k, DECK_SIZE)), 2.0)
             new = B.argsort(keys)
         else:
             new = orders[idx]
@@ -450,28 +420,11 @@ class BatchedCardGame(BatchedGame):
         self.pile_end[idx] = count
         self.covered[idx] = False
 
-    # -- scores and observations -----------------------------------------------------------
-    def scores(self) -> Any:
-        """Current score of every seat (N, P) int64, by the scoring rules."""
-        return self.sheet.current_scores()
-
-    def sheets(self) -> Any:
-        """The sheets (N, P, 27) int8 (a view; do not write)."""
-        return self.sheet.cells[:, :, :rules.NUM_CELLS]
-
-    @property
-    def misthrows(self) -> Any:
-        """Misthrows per seat (N, P) int8 (do not write)."""
-        return self.sheet.misthrows
-
+    # -- observations ----------------------------------------------------------------------
     def features(self) -> Any:
         """Global feature vectors (N, F) float32, the single engine's ``features()``
         (every hand included: for centralised critics, not for players)."""
         return self._features(None, self.phase)
-
-    def observations(self) -> Any:
-        """Ego-centric observations (N, P, obs_size) float32 (own hand only)."""
-        return self.backend.take(self.features(), self._t["obs_index"], 1)
 
     def _features(self, idx: Any, phase: int) -> Any:
         """Features of the games ``idx`` (None: all) shown in ``phase`` (OVER: the end)."""
@@ -481,31 +434,28 @@ class BatchedCardGame(BatchedGame):
             return x if idx is None else x[idx]
 
         k = self.num_games if idx is None else int(idx.shape[0])
-        card_feat = t["card_feat"]
+        card_feat, layout = t["card_feat"], self._layout
+        c = layout.common
         out = B.zeros((k, self.feature_size), B.float32)
-        self.sheet.write_features(out, idx, single.PUBLIC_BLOCK)
+        self.sheet_state.write_features(out, idx, SEAT.size)
         hands = rows(self.hands)
         sizes = (hands < EMPTY).sum(-1)
-        hand_feat = card_feat[hands].reshape(k, P, single.HAND_BLOCK)
+        hand_feat = card_feat[hands].reshape(k, P, HAND_FEATURES)
         for seat in range(P):
-            out[:, (seat + 1) * single.PUBLIC_BLOCK - 1] = t["hand_feat"][sizes[:, seat]]
-            start = self._hands_start + seat * single.HAND_BLOCK
-            out[:, start:start + single.HAND_BLOCK] = hand_feat[:, seat]
-        out[:, self._active_start:self._active_start + P] = t["active_onehot"][rows(self.active)]
-        c = self._common_start
-        out[:, c + single.C_PHASE:c + single.C_PHASE + 2] = t["phase_onehot"][phase]
-        out[:, c + single.C_TOPS:c + single.C_PILE] = card_feat[rows(self.tops)].reshape(k, -1)
-        out[:, c + single.C_PILE] = t["pile_feat"][rows(self.pile_end) - rows(self.pile_pos)]
-        out[:, c + single.C_COVERED:c + single.C_PLAYED] = B.astype(rows(self.covered),
-                                                                    B.float32)
+            out[:, layout.seats.start + seat * SEAT.size + SEAT.hand_size.start] = \
+                t["hand_feat"][sizes[:, seat]]
+            start = layout.hands.start + seat * HAND_FEATURES
+            out[:, start:start + HAND_FEATURES] = hand_feat[:, seat]
+        out[:, layout.active] = t["active_onehot"][rows(self.active)]
+        out[:, c.phase] = t["phase_onehot"][phase]
+        out[:, c.tops] = card_feat[rows(self.tops)].reshape(k, -1)
+        out[:, c.pile.start] = t["pile_feat"][rows(self.pile_end) - rows(self.pile_pos)]
+        out[:, c.covered] = B.astype(rows(self.covered), B.float32)
         if phase == ENTRY:
             value = rows(self.value)
-            out[:, c + single.C_PLAYED:c + single.C_COUNTING] = B.astype(rows(self.played),
-                                                                         B.float32)
-            out[:, c + single.C_COUNTING:c + single.C_VALUE] = \
-                t["counting_onehot"][rows(self.counting)]
-            out[:, c + single.C_VALUE:c + single.C_RAW_VALUE] = \
-                t["value_onehot"][B.where(value > 0, value, 0)]
-            out[:, c + single.C_RAW_VALUE] = t["raw_value_feat"][value - single.MIN_PLAY_VALUE]
-            out[:, c + single.C_COLOURS:c + single.COMMON] = t["colours_feat"][rows(self.colours)]
+            out[:, c.played] = B.astype(rows(self.played), B.float32)
+            out[:, c.counting] = t["counting_onehot"][rows(self.counting)]
+            out[:, c.value] = t["value_onehot"][B.where(value > 0, value, 0)]
+            out[:, c.raw_value.start] = t["raw_value_feat"][value - MIN_PLAY_VALUE]
+            out[:, c.colours] = t["colours_feat"][rows(self.colours)]
         return out

@@ -8,6 +8,11 @@ tables come from :mod:`qwinto_env.rules`:
   all-ones sheet, transposed (row 27 * 19 + v, a pass, is all ones).
 * ``legal_cells[n, p, v]``: bit ``c`` set when ``v`` may be written into cell ``c`` (the
   rules' ``cells_allowed_values`` transposed), so a decision's legal cells are one gather.
+
+Scoring (:func:`score_sheets`) and the terminal rewards (:meth:`Sheets.terminal_rewards`)
+are written again here, vectorised, beside :func:`qwinto_env.rules.cells_score` and
+:func:`qwinto_env.spec.base.terminal_rewards`: ``tests/test_batched_sheets.py`` and the
+engines' differential tests hold them equal.
 """
 
 from __future__ import annotations
@@ -17,16 +22,15 @@ from typing import Any
 import numpy as np
 
 from .. import rules
-from .backend import Backend
+from ..spec.base import COLOUR_ROWS, PASS, SHEET, GameSpec, check_reward
+from .backend import Backend, backend_of, to_backend
 
-NV = rules.MAX_VALUE + 1   # value slots 0..18 (0: nothing writable)
-NC = rules.NUM_CELLS       # 27 cells; column 27 of ``cells`` is scratch for passes
-PASS = NC                  # the pass action of both games
-REWARDS = ("win", "margin", "score")
+VALUE_SLOTS = rules.MAX_VALUE + 1  # value slots 0..18 (0: nothing writable)
+NC = rules.NUM_CELLS               # 27 cells; column 27 (PASS) of ``cells`` is scratch
 
 
-def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: str,
-                     reward: str | None, start_player: Any) -> str:
+def check_batch_args(spec: GameSpec, num_games: Any, num_players: Any, reward: str | None,
+                     start_player: Any) -> str:
     """Validate what every batched engine takes; the reward kind (``None`` -> default).
 
     Raises ``ValueError`` naming the argument, as the single-game engines do.
@@ -34,17 +38,8 @@ def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: s
     if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
             or num_games < 1:
         raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not 1 <= num_players <= max_players:
-        raise ValueError(f"num_players must be an integer in 1..{max_players} for the {game} "
-                         f"game (1 = solo variant), got {num_players!r}")
-    if reward is None:
-        reward = "score" if num_players == 1 else "win"
-    if reward not in REWARDS:
-        raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
-    if reward == "win" and num_players == 1:
-        raise ValueError('reward="win" needs 2+ players; solo play has no winner '
-                         '(use "score" or "margin")')
+    spec.check_num_players(num_players)
+    reward = check_reward(reward, num_players)
     if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) \
             or not 0 <= start_player < num_players:
         raise ValueError(f"start_player must be a seat in 0..{num_players - 1}, "
@@ -54,21 +49,22 @@ def check_batch_args(num_games: Any, num_players: Any, max_players: int, game: s
 
 def sheet_tables() -> dict[str, np.ndarray]:
     """The sheet's tables as numpy arrays (see the module docstring)."""
-    update = np.full((NC + 1, NV, NV), -1, dtype=np.int64)
+    update = np.full((NC + 1, VALUE_SLOTS, VALUE_SLOTS), -1, dtype=np.int64)
     for c in range(NC):
         for v in range(rules.MIN_VALUE, rules.MAX_VALUE + 1):
             allowed = [rules.ALL_VALUES_BITS] * NC
             rules.allowed_after_write(allowed, c, v)
             update[c, v] = [sum(1 << x for x in range(NC) if allowed[x] >> u & 1)
-                            for u in range(NV)]
+                            for u in range(VALUE_SLOTS)]
     empty_allowed = rules.cells_allowed_values([0] * NC)
-    legal_init = [sum(1 << x for x in range(NC) if empty_allowed[x] >> u & 1) for u in range(NV)]
-    # Cells of the rows whose colour bits (bit r = row r) are set, for colour masks 0..7.
-    colour_cells = [sum(1 << c for r in range(rules.NUM_ROWS) if mask >> r & 1
+    legal_init = [sum(1 << x for x in range(NC) if empty_allowed[x] >> u & 1)
+                  for u in range(VALUE_SLOTS)]
+    # Cells of the rows of each colour bitmask.
+    colour_cells = [sum(1 << c for r in rows
                         for c in range(r * rules.NUM_FIELDS, (r + 1) * rules.NUM_FIELDS))
-                    for mask in range(8)]
+                    for rows in COLOUR_ROWS]
     return {
-        "update": update.reshape((NC + 1) * NV, NV).astype(np.int32),
+        "update": update.reshape((NC + 1) * VALUE_SLOTS, VALUE_SLOTS).astype(np.int32),
         "legal_init": np.array(legal_init, dtype=np.int32),
         "colour_cells": np.array(colour_cells, dtype=np.int64),
         "row_of": np.array([c // rules.NUM_FIELDS for c in range(NC)] + [rules.NUM_ROWS],
@@ -100,14 +96,19 @@ def score_sheets(backend: Backend, tables: dict[str, Any], cells: Any, row_count
     return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
 
 
-def to_backend(backend: Backend, tables: dict[str, np.ndarray]) -> dict[str, Any]:
-    """numpy tables as arrays of the same dtype on ``backend``'s device."""
-    if backend.name == "numpy":
-        return dict(tables)
-    dtypes = {np.dtype(np.int8): backend.int8, np.dtype(np.int32): backend.int32,
-              np.dtype(np.int64): backend.int64, np.dtype(np.float32): backend.float32,
-              np.dtype(np.bool_): backend.bool_}
-    return {k: backend.asarray(v, dtypes[v.dtype]) for k, v in tables.items()}
+_tables_on: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def sheet_scores(cells: Any, misthrows: Any) -> Any:
+    """Scores (...) int64 by the rules of sheets ``cells`` (..., 27) (ints, 0 = empty) with
+    ``misthrows`` (...), on the arrays' own backend: numpy arrays, or torch tensors on
+    any device (what search bots score afterstates with)."""
+    B = backend_of(cells)
+    key = (B.name, str(B.device))
+    if key not in _tables_on:
+        _tables_on[key] = to_backend(B, sheet_tables())
+    rows = cells.reshape(*cells.shape[:-1], rules.NUM_ROWS, rules.NUM_FIELDS)
+    return score_sheets(B, _tables_on[key], cells, (rows > 0).sum(-1), misthrows)
 
 
 class Sheets:
@@ -129,7 +130,7 @@ class Sheets:
         self.t.update(to_backend(B, extra))
         ar = B.arange(num_games * P).reshape(num_games, P)
         # Flat offsets of each (game, seat) row: per-seat reads and writes are 1-D gathers.
-        self._base_value = ar * NV
+        self._base_value = ar * VALUE_SLOTS
         self._base_cell = ar * (NC + 1)
         self._base_row = ar * (rules.NUM_ROWS + 1)
         self.base_game = B.arange(num_games) * P
@@ -138,7 +139,7 @@ class Sheets:
     def reset(self) -> None:
         B, N, P = self.backend, self.num_games, self.num_players
         self.cells = B.zeros((N, P, NC + 1), B.int8)
-        self.legal_cells = B.zeros((N, P, NV), B.int32)
+        self.legal_cells = B.zeros((N, P, VALUE_SLOTS), B.int32)
         self.legal_cells[...] = self.t["legal_init"]
         self.row_count = B.zeros((N, P, rules.NUM_ROWS + 1), B.int8)
         self.full_rows = B.zeros((N, P), B.int8)
@@ -189,7 +190,7 @@ class Sheets:
         B.flat(self.row_count)[row_index] = count
         self.full_rows += B.astype(count == rules.NUM_FIELDS, B.int8)
         slot = B.where(value > 0, value, 0)
-        self.legal_cells &= B.take(t["update"], a * NV + slot[:, None], 0)
+        self.legal_cells &= B.take(t["update"], a * VALUE_SLOTS + slot[:, None], 0)
         missed = B.flat(a)[seat_of_active] == PASS
         B.flat(self.misthrows)[seat_of_active] += B.astype(missed, B.int8)
         return (B.amax(self.full_rows, -1) >= rules.FULL_ROWS_TO_END) \
@@ -238,8 +239,9 @@ class Sheets:
 
     # -- observations ------------------------------------------------------------------------
     def write_features(self, out: Any, idx: Any, block: int) -> None:
-        """Write each seat's sheet (value / 18) and misthrow thermometer into ``out``
-        (K, F) at ``seat * block``, for the games ``idx`` (None: all)."""
+        """Write each seat's :data:`~qwinto_env.spec.base.SHEET` block (sheet value / 18,
+        misthrow thermometer) into ``out`` (K, F) at ``seat * block``, for the games
+        ``idx`` (None: all)."""
         B = self.backend
         cells = self.cells if idx is None else self.cells[idx]
         misthrows = self.misthrows if idx is None else self.misthrows[idx]
@@ -247,12 +249,14 @@ class Sheets:
         # (tests/test_batched_dice.py checks it), and is cheaper than a table gather.
         sheets = B.astype(cells[:, :, :NC], B.float32) / float(rules.MAX_VALUE)
         thermo = self.t["thermo"][B.astype(misthrows, B.int64)]
+        cells_at, misthrows_at = SHEET.cells, SHEET.misthrows
         for seat in range(self.num_players):  # P <= 6 column blocks, all games at once
-            out[:, seat * block:seat * block + NC] = sheets[:, seat]
-            out[:, seat * block + NC:seat * block + NC + rules.MAX_MISTHROWS] = thermo[:, seat]
+            at = seat * block
+            out[:, at + cells_at.start:at + cells_at.stop] = sheets[:, seat]
+            out[:, at + misthrows_at.start:at + misthrows_at.stop] = thermo[:, seat]
 
     def allowed_values(self) -> Any:
         """The allowed-value bitmasks in :func:`rules.cells_allowed_values` layout (N, P, 27)."""
         B = self.backend
         bits = (B.astype(self.legal_cells, B.int64)[..., None, :] >> B.arange(NC)[:, None]) & 1
-        return B.astype((bits << B.arange(NV)).sum(-1), B.int32)
+        return B.astype((bits << B.arange(VALUE_SLOTS)).sum(-1), B.int32)

@@ -1,0 +1,94 @@
+"""Opponents by name for the environments, from a registry that the agents fill.
+
+The environments sit below the agents (:mod:`agents` imports :mod:`qwinto_env`, never
+the reverse), yet ``gymnasium.make("Qwinto-v0", opponents="expert")`` takes bots by
+name. A *loader* turns such a name (or a checkpoint path) into an agent:
+``loader(spec, game=..., num_players=...)`` returns an object with
+``act(observation, action_mask) -> int``. The loader used is, first found:
+
+1. the one given to :func:`register_loader` (a test, or a user with bots of their own);
+2. the one an installed package declares as an entry point in the group
+   ``qwinto_env.opponents`` (the first by name if several do). This project's
+   ``pyproject.toml`` declares ``agents = "agents.load:load"``, so an installed
+   ``qwinto-env`` finds :func:`agents.load` after only ``import qwinto_env``.
+
+An entry point, rather than an import of :mod:`agents` here, keeps the layers looking
+down and lets another package of bots stand in for this one. Agent objects need no
+loader: pass them as they are.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any, Callable, Sequence
+
+__all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "register_loader", "opponent_loader",
+           "make_opponents"]
+
+#: The entry-point group a package declares its loader in.
+ENTRY_POINT_GROUP = "qwinto_env.opponents"
+
+Loader = Callable[..., Any]
+_registered: Loader | None = None
+
+
+class OpponentSpecError(ValueError):
+    """An ``opponents`` or ``learner_seat`` argument that cannot make a table."""
+
+
+def register_loader(loader: Loader | None) -> None:
+    """Build opponents named by strings and paths with ``loader`` from now on (``None``:
+    forget it, back to the entry points)."""
+    global _registered
+    _registered = loader
+
+
+def opponent_loader() -> Loader:
+    """The loader of opponents by name (see the module docstring).
+
+    Raises :class:`OpponentSpecError` when none is registered and no installed package
+    declares one.
+    """
+    if _registered is not None:
+        return _registered
+    declared = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name)
+    if not declared:
+        raise OpponentSpecError(
+            f"opponents given by name need a loader, and none is registered: install the "
+            f"qwinto-env package, or reinstall it if it was installed before its entry point "
+            f"{ENTRY_POINT_GROUP!r} (pip install -e .), call "
+            f"qwinto_env.opponents.register_loader(agents.load), or pass agent objects")
+    return declared[0].load()
+
+
+def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
+    """One agent per other seat (``num_players - 1``) from ``opponents``.
+
+    ``opponents`` is one spec (reused for every other seat; a name or path builds a
+    separate agent per seat, an agent object is shared) or a sequence of exactly
+    ``num_players - 1`` specs. A spec is a name or checkpoint path for the
+    :func:`opponent_loader`, or an object with ``act(observation, action_mask) -> int``.
+    """
+    count = num_players - 1
+    if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Sequence):
+        specs = [opponents] * count
+    else:
+        specs = list(opponents)
+        if len(specs) == 1:
+            specs = specs * count
+        elif len(specs) != count:
+            raise OpponentSpecError(
+                f"opponents: expected one spec or {count} (one per other seat of "
+                f"{num_players} players), got {len(specs)}: {specs!r}")
+    return [_make_opponent(spec, game, num_players) for spec in specs]
+
+
+def _make_opponent(spec: Any, game: str, num_players: int) -> Any:
+    if callable(getattr(spec, "act", None)):
+        for attr, want in (("game", game), ("num_players", num_players)):
+            have = getattr(spec, attr, want)
+            if have != want:
+                raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
+                                        f"table plays {attr}={want!r}")
+        return spec
+    return opponent_loader()(spec, game=game, num_players=num_players)

@@ -1,0 +1,194 @@
+"""What the two games' specs share: the entry actions, the colour bitmasks, the reward
+kinds, the sheet block that starts every seat's observation, and the two shapes a spec
+is declared with (:class:`Layout` for the pieces of a feature vector, :class:`GameSpec`
+for the facts generic code looks up by game name).
+
+Both games write on the same sheet (:mod:`qwinto_env.rules`) through the same entry
+actions:
+
+==========  ======================================================================
+``0..26``   write the announced value into cell ``a``: row ``a // 9`` (0 orange,
+            1 yellow, 2 purple), field ``a % 9``
+``27``      pass: write nothing; the active player's pass at entry is a misthrow.
+            The only legal action of a seat with nothing to decide.
+==========  ======================================================================
+
+Rewards (``reward=`` of every environment and batched engine):
+
+* ``"win"`` (default for 2+ players): at the end, tied winners share +1 (each gets
+  ``1/k``), the others get -1; a tie of every player is a draw (0 each).
+* ``"margin"``: at the end, own score minus the best other score (solo: the score).
+* ``"score"`` (default in solo play): dense, the change of the own score every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import rules
+
+# -- actions both games share ------------------------------------------------------
+#: Entry actions that write: action ``a`` writes into cell ``a``.
+WRITES = range(rules.NUM_CELLS)
+#: The pass action (see the module docstring).
+PASS = WRITES.stop
+
+#: The rows of each colour bitmask 0..7 (bit ``r`` = row ``r``): the dice rolled, or the
+#: colours a card play announces.
+COLOUR_ROWS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1)
+    for mask in range(1 << rules.NUM_ROWS))
+
+# -- rewards ---------------------------------------------------------------------------
+REWARDS = ("win", "margin", "score")
+
+
+def check_reward(reward: str | None, num_players: int) -> str:
+    """The reward kind for ``reward`` (``None``: the default); ValueError naming a bad one."""
+    if reward is None:
+        return "score" if num_players == 1 else "win"
+    if reward not in REWARDS:
+        raise ValueError(f"unknown reward {reward!r}; choose one of {REWARDS}")
+    if reward == "win" and num_players == 1:
+        raise ValueError('reward="win" needs 2+ players; solo play has no winner '
+                         '(use "score" or "margin")')
+    return reward
+
+
+def terminal_rewards(scores: Sequence[int], kind: str) -> list[float]:
+    """Terminal rewards of the ``"win"`` or ``"margin"`` kind for final ``scores``
+    (see the module docstring)."""
+    if kind == "win":
+        best = max(scores)
+        winners = [s == best for s in scores]
+        if all(winners):
+            return [0.0] * len(scores)
+        k = sum(winners)
+        return [1.0 / k if w else -1.0 for w in winners]
+    if kind == "margin":
+        if len(scores) == 1:
+            return [float(scores[0])]
+        return [float(s - max(o for j, o in enumerate(scores) if j != i))
+                for i, s in enumerate(scores)]
+    raise ValueError(f"unknown terminal reward kind {kind!r}")
+
+
+# -- observation layouts ---------------------------------------------------------------
+class Layout:
+    """Named consecutive pieces of a feature vector, declared once, read and written by name.
+
+    ``Layout(cells=27, misthrows=4)`` lays the pieces out in the order given:
+    ``layout.cells`` is ``slice(0, 27)``, ``layout.misthrows`` ``slice(27, 31)`` and
+    ``layout.size`` 31. A piece given as a Layout is nested: its attribute is that
+    layout moved to where it starts. ``layout.at(offset)`` is the same layout starting
+    at ``offset`` of a longer vector. Hot loops take plain ints from the slices once.
+    """
+
+    _RESERVED = ("start", "stop", "size", "pieces", "at")
+
+    def __init__(self, start: int = 0, /, **pieces: int | Layout):
+        self.start, self.pieces = start, pieces
+        offset = start
+        for name, piece in pieces.items():
+            if name in self._RESERVED:
+                raise ValueError(f"a layout piece cannot be called {name!r}")
+            if isinstance(piece, Layout):
+                setattr(self, name, piece.at(offset))
+                offset += piece.size
+            else:
+                setattr(self, name, slice(offset, offset + piece))
+                offset += piece
+        self.stop, self.size = offset, offset - start
+
+    def at(self, offset: int) -> Layout:
+        """This layout starting at ``offset``."""
+        return Layout(offset, **self.pieces)
+
+    def __repr__(self) -> str:
+        return f"Layout({self.start}, {', '.join(f'{k}={v!r}' for k, v in self.pieces.items())})"
+
+
+#: Where every seat's block starts, in both games: its sheet (cell ``r*9+f``: value / 18,
+#: 0 = empty) and its misthrows (thermometer: entry ``i`` is 1 when ``i < misthrows``).
+SHEET = Layout(cells=rules.NUM_CELLS, misthrows=rules.MAX_MISTHROWS)
+
+
+def ego_indices(features: Layout, num_players: int, rotate: Sequence[str] = (),
+                own: Sequence[str] = ()) -> list[np.ndarray]:
+    """Per seat, the indices into a feature vector laid out by ``features`` (absolute seat
+    order) that make the seat's ego-centric observation.
+
+    The pieces named in ``rotate`` and ``own`` hold one equal block per seat: a rotated
+    piece comes in turn order starting at the seat (seat ``k`` = the ``k``-th seat after
+    it), an own piece keeps the seat's block only; every other piece comes as it is.
+    """
+    n = num_players
+    per_seat = []
+    for seat in range(n):
+        order = [(seat + k) % n for k in range(n)]
+        idx: list[int] = []
+        for name in features.pieces:
+            piece = getattr(features, name)
+            if name in rotate or name in own:
+                block = (piece.stop - piece.start) // n
+                seats = order if name in rotate else [seat]
+                idx += [piece.start + s * block + i for s in seats for i in range(block)]
+            else:
+                idx += range(piece.start, piece.stop)
+        per_seat.append(np.array(idx, dtype=np.intp))
+    return per_seat
+
+
+def decode_sheet_blocks(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells ``(..., 27)`` and misthrows ``(...)`` (int64) of :data:`SHEET` blocks
+    ``(..., >= 31)``; values come back exactly (``value / 18`` rounded)."""
+    cells = np.rint(blocks[..., SHEET.cells] * rules.MAX_VALUE).astype(np.int64)
+    misthrows = np.rint(blocks[..., SHEET.misthrows].sum(-1)).astype(np.int64)
+    return cells, misthrows
+
+
+# -- the facts generic code looks up by game name --------------------------------------
+@dataclass(frozen=True)
+class GameSpec:
+    """One game's facts as a record (``qwinto_env.spec.SPECS[name]``)."""
+
+    #: ``"dice"`` or ``"cards"``; ``title`` names it in messages ("dice game").
+    name: str
+    title: str
+    #: Seats at a table (1 = the solo variant).
+    min_players: int
+    max_players: int
+    #: Size of the ``Discrete`` action space, and the pass action.
+    num_actions: int
+    pass_action: int
+    #: Phase names by phase number.
+    phases: tuple[str, ...]
+    #: Engine steps of one turn.
+    steps_per_turn: int
+    #: Length of the ego-centric observation for a player count.
+    observation_size: Callable[[int], int]
+
+    @property
+    def player_counts(self) -> range:
+        return range(self.min_players, self.max_players + 1)
+
+    def is_player_count(self, num_players: Any) -> bool:
+        """Whether ``num_players`` is an integer (not a bool) the game seats."""
+        return not isinstance(num_players, (bool, np.bool_)) \
+            and isinstance(num_players, (int, np.integer)) and num_players in self.player_counts
+
+    def check_num_players(self, num_players: Any) -> int:
+        """``num_players`` as an int; ValueError unless it is a player count of the game."""
+        if not self.is_player_count(num_players):
+            raise ValueError(f"num_players must be an integer in {self.min_players}.."
+                             f"{self.max_players} for the {self.title} (1 = solo variant), "
+                             f"got {num_players!r}")
+        return int(num_players)
+
+    def players_for_size(self, observation_size: int) -> int | None:
+        """The player count whose observation is ``observation_size`` long, or None."""
+        return next((n for n in self.player_counts if self.observation_size(n) == observation_size),
+                    None)
