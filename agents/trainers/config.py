@@ -613,7 +613,7 @@ def describe_fields() -> str:
             default = f.default_factory() if f.default is dataclasses.MISSING else f.default
             lines.append(f"  {section.name}.{f.name}: {_describe_type(hints[f.name], f)}, "
                          f"default {json.dumps(default)}")
-            lines += textwrap.wrap(f.metadata["doc"], 88, initial_indent=" " * 6,
+            lines += textwrap.wrap(f.metadata["doc"], 80, initial_indent=" " * 6,
                                    subsequent_indent=" " * 6)
     return "\n".join(lines[1:])
 
