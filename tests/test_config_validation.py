@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 import agents.trainers
 import train
-from agents.trainers.config import (ConfigError, Range, TrainConfig, check_resources,
-                                    describe_plan, load_config, save_config)
+from agents.trainers.config import (ConfigError, Range, TrainConfig, describe_plan,
+                                    load_config, save_config)
+from agents.trainers.preflight import check_resources
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A run that trains in seconds, should a bad value ever slip through.

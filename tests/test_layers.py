@@ -113,13 +113,6 @@ def test_imports_look_down_the_layers():
     assert upward == []
 
 
-#: Cycles known and not yet broken, each with where it is to be broken. An entry whose
-#: cycle is gone fails the test below, so the list cannot go stale.
-KNOWN_CYCLES = {
-    # config.check_resources imports run.init_network inside the function; run imports
-    # config. Both are the trainers' (issue 19, item 4), broken when that work lands.
-    ("agents.trainers.config", "agents.trainers.run"),
-}
 
 
 def cycles() -> set[tuple[str, ...]]:
@@ -153,7 +146,7 @@ def cycles() -> set[tuple[str, ...]]:
 
 
 def test_no_import_cycle():
-    assert cycles() == KNOWN_CYCLES
+    assert cycles() == set()
 
 
 def private(name: str) -> bool:

@@ -12,8 +12,8 @@ import argparse
 import re
 import sys
 
-from .config import (ConfigError, check_resources, describe_fields, describe_plan, load_config,
-                     shipped_configs)
+from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
+from .preflight import check_resources
 
 EXAMPLES = """\
 examples:

@@ -1,0 +1,71 @@
+"""What only this machine can tell about a config, checked before a run builds anything.
+
+:mod:`agents.trainers.config` checks a config against itself (types, ranges, fields that
+must agree); :func:`check_resources` checks it against the machine: the device, the
+trainer's package, the run folder, the agents it names and the checkpoint it starts from.
+It sits above :mod:`~agents.trainers.run` (whose checkpoint reader it uses), so that the
+config module imports nothing of the trainers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import ConfigError, TrainConfig
+
+
+def check_resources(cfg: TrainConfig, runs_dir: str | Path, resume: bool = False) -> None:
+    """Refuse, with :class:`ConfigError` naming the field, what only this machine can tell:
+    a device torch does not see, a trainer whose package is missing, a run folder that is
+    a file, an agent spec (``eval.opponents``, ``opponents.scripted``,
+    ``imitation.demonstrator``) that does not load for ``env.game`` and
+    ``env.num_players``, a ``run.init_from`` checkpoint that is missing, corrupt or holds
+    another network (not checked on ``resume``, which does not read it). Builds nothing
+    and writes nothing."""
+    _check_machine(cfg)
+    root = Path(runs_dir)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"--runs-dir: {str(root)!r} is not a folder")
+    if (root / cfg.run.name).exists() and not (root / cfg.run.name).is_dir():
+        raise ConfigError(f"run.name: {str(root / cfg.run.name)!r} exists and is not a folder")
+    _check_agent_specs(cfg)
+    if cfg.run.init_from and not resume:
+        _check_init_from(cfg)
+
+
+def _check_machine(cfg: TrainConfig) -> None:
+    import importlib.util
+
+    if cfg.run.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ConfigError("run.device: is 'cuda' but torch sees no CUDA device (use "
+                              "--device cpu or auto)")
+    if cfg.run.trainer == "rllib" and importlib.util.find_spec("ray") is None:
+        raise ConfigError('run.trainer: rllib needs Ray RLlib: pip install -e ".[rllib]"')
+
+
+def _check_agent_specs(cfg: TrainConfig) -> None:
+    from ..load import load
+
+    specs = {**{f"eval.opponents[{i}]": s for i, s in enumerate(cfg.eval.opponents)},
+             **{f"opponents.scripted.{s}": s for s in cfg.opponents.scripted},
+             "imitation.demonstrator": cfg.imitation.demonstrator}
+    for name, spec in specs.items():
+        try:
+            load(spec, game=cfg.env.game, num_players=cfg.env.num_players)
+        except ValueError as exc:  # every agents.load error
+            raise ConfigError(f"{name}: {exc}") from None
+
+
+def _check_init_from(cfg: TrainConfig) -> None:
+    from qwinto_env.parallel import parallel_env
+
+    from ..policy import PolicyNetwork
+    from .run import init_network
+
+    env = parallel_env(game=cfg.env.game, num_players=cfg.env.num_players)
+    seat = env.possible_agents[0]
+    net = PolicyNetwork(env.observation_space(seat)["observation"].shape[0],
+                        int(env.action_space(seat).n), **vars(cfg.network))
+    init_network(net, cfg)  # raises ConfigError naming run.init_from
