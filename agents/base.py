@@ -29,7 +29,9 @@ import abc
 
 import numpy as np
 
-__all__ = ["Agent", "IllegalMaskError", "AgentSpecError"]
+from qwinto_env.view import CardsView, DiceView, decode, decode_cards
+
+__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError"]
 
 
 class IllegalMaskError(ValueError):
@@ -68,6 +70,28 @@ class Agent(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(game={self.game!r}, num_players={self.num_players})"
+
+
+class DecodingAgent(Agent):
+    """A bot that reads the observation through :mod:`qwinto_env.view`: :meth:`act` plays a
+    forced action itself and hands the decoded view and the legal actions (ascending) to
+    :meth:`act_dice` or :meth:`act_cards`."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = legal_indices(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        if self.game == "cards":
+            return self.act_cards(decode_cards(observation), legal)
+        return self.act_dice(decode(observation), legal)
+
+    @abc.abstractmethod
+    def act_dice(self, view: DiceView, legal: np.ndarray) -> int:
+        """One of ``legal`` (two or more) in the dice game."""
+
+    @abc.abstractmethod
+    def act_cards(self, view: CardsView, legal: np.ndarray) -> int:
+        """One of ``legal`` (two or more) in the card game."""
 
 
 def legal_indices(action_mask: np.ndarray) -> np.ndarray:

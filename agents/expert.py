@@ -57,9 +57,9 @@ import numpy as np
 from qwinto_env import rules
 from qwinto_env.spec import cards
 from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
-from qwinto_env.view import decode, decode_cards
+from qwinto_env.view import CardsView, DiceView
 
-from .base import Agent, legal_indices
+from .base import DecodingAgent
 from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
 
 __all__ = ["ExpertAgent", "ExpertParams"]
@@ -193,7 +193,7 @@ class _Tables:
                          p_field, est, writes)
 
 
-class ExpertAgent(Agent):
+class ExpertAgent(DecodingAgent):
     """The strongest hand-written dice-game player here; see the module docstring."""
 
     name = "expert"
@@ -302,17 +302,13 @@ class ExpertAgent(Agent):
         return np.maximum(best, misthrow_value)
 
     # -- acting ----------------------------------------------------------------
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = legal_indices(action_mask)
-        if legal.size == 1:
-            return int(legal[0])
-        if self.game == "cards":
-            view = decode_cards(observation)
-            table, row_best, misthrow_value = self._analyse(view)
-            if view.phase == cards.PLAY:
-                return self._card_play(view, legal, row_best, misthrow_value)
-            return self._entry(view, legal, table, misthrow_value)
-        view = decode(observation)
+    def act_cards(self, view: CardsView, legal: np.ndarray) -> int:
+        table, row_best, misthrow_value = self._analyse(view)
+        if view.phase == cards.PLAY:
+            return self._card_play(view, legal, row_best, misthrow_value)
+        return self._entry(view, legal, table, misthrow_value)
+
+    def act_dice(self, view: DiceView, legal: np.ndarray) -> int:
         table, row_best, misthrow_value = self._analyse(view)
         if view.phase == CHOOSE:
             best_a, best_ev = int(legal[0]), -math.inf
@@ -328,7 +324,7 @@ class ExpertAgent(Agent):
         if view.phase == REROLL_DECISION:
             vals = self._subset_values(row_best, misthrow_value, view.subset)
             ev1 = float(SUBSET_DISTRIBUTIONS[view.subset] @ vals)
-            if action_mask[REROLL] and ev1 > vals[view.value] + self.params.reroll_margin:
+            if REROLL in legal and ev1 > vals[view.value] + self.params.reroll_margin:
                 return REROLL
             return KEEP
         return self._entry(view, legal, table, misthrow_value)

@@ -27,9 +27,9 @@ import numpy as np
 from qwinto_env import rules
 from qwinto_env.spec import cards
 from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
-from qwinto_env.view import decode, decode_cards
+from qwinto_env.view import CardsView, DiceView
 
-from .base import Agent, IllegalMaskError, legal_indices
+from .base import Agent, DecodingAgent, IllegalMaskError, legal_indices
 from .chance_tables import SUBSET_DISTRIBUTIONS
 
 __all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
@@ -57,7 +57,7 @@ class RandomAgent(Agent):
         return keys.argmax(axis=1).astype(np.int64)
 
 
-class GreedyAgent(Agent):
+class GreedyAgent(DecodingAgent):
     """Writes where the roll fits a field's natural value; see the module docstring."""
 
     name = "greedy"
@@ -84,16 +84,12 @@ class GreedyAgent(Agent):
                         best, dist = c, d
         return best, dist
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = legal_indices(action_mask)
-        if legal.size == 1:
-            return int(legal[0])
-        if self.game == "cards":
-            view = decode_cards(observation)
-            if view.phase == cards.PLAY:
-                return self._card_play(view, legal)
-            return self._entry(view)
-        view = decode(observation)
+    def act_cards(self, view: CardsView, legal: np.ndarray) -> int:
+        if view.phase == cards.PLAY:
+            return self._card_play(view, legal)
+        return self._entry(view)
+
+    def act_dice(self, view: DiceView, legal: np.ndarray) -> int:
         cells = view.cells[0]
         if view.phase == CHOOSE:
             allowed = rules.cells_allowed_values([int(c) for c in cells])
@@ -112,7 +108,7 @@ class GreedyAgent(Agent):
             return best_a
         if view.phase == REROLL_DECISION:
             _, dist = self._fit(cells, view.value, view.rows)
-            return REROLL if dist > self.tolerance and action_mask[REROLL] else KEEP
+            return REROLL if dist > self.tolerance and REROLL in legal else KEEP
         return self._entry(view)
 
     def _entry(self, view) -> int:
