@@ -23,16 +23,19 @@ Seats are **relative**, as in the observation: seat 0 is the observer, seat ``k`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import rules
 from .spec import cards, dice
-from .spec.base import COLOUR_ROWS, GameSpec, decode_sheet_blocks
+from .batched.backend import Backend, backend_of
+from .spec.base import COLOUR_ROWS, SHEET, GameSpec, decode_sheet_blocks
 
-__all__ = ["DiceView", "CardsView", "decode", "decode_cards", "decode_sheets",
-           "dice_num_players", "cards_num_players"]
+__all__ = ["DiceView", "CardsView", "BatchView", "decode", "decode_cards", "decode_batch",
+           "play_announcements", "decode_sheets", "dice_num_players", "cards_num_players"]
 
 
 #: Bit ``r`` of a colour bitmask per row ``r``: colour flags -> bitmask.
@@ -252,3 +255,110 @@ def decode_sheets(obs: np.ndarray, game: str = "dice") -> tuple[np.ndarray, np.n
     n = _num_players(spec.SPEC, arr.shape[-1])
     seats = arr[..., spec.observation_layout(n).seats]
     return decode_sheet_blocks(seats.reshape(arr.shape[:-1] + (n, spec.SEAT.size)))
+
+
+# -- batches of either game, on any backend ---------------------------------------------
+
+@dataclass(frozen=True)
+class BatchView:
+    """A batch of observations of either game, as arrays of the batch's own kind (numpy,
+    or torch on the observations' device): what batched bots read.
+
+    Attributes (``B`` observations of ``n`` seats; seats relative, as in :class:`DiceView`):
+        cells: ``(B, n, 27)`` int64 sheets; misthrows: ``(B, n)`` int64.
+        active: ``(B,)`` relative seat of the active player.
+        phase: ``(B,)`` the game's phase number (``spec.dice`` or ``spec.cards``).
+        value: ``(B,)`` the rolled or announced value (0 before the roll or play; the
+            card game's announcements may be ``MIN_PLAY_VALUE..0``).
+        colours: ``(B,)`` bitmask of the rolled or announced colours (bit r = row r).
+        reroll: ``(B,)`` bool, a re-roll is left (dice; all false for cards).
+        hand: ``(B, 3)`` the observer's card ids by slot, -1 for an empty slot (cards only).
+        tops: ``(B, 4)`` the stack tops' card ids (cards only).
+    """
+
+    cells: Any
+    misthrows: Any
+    active: Any
+    phase: Any
+    value: Any
+    colours: Any
+    reroll: Any
+    hand: Any = None
+    tops: Any = None
+
+    @property
+    def backend(self) -> Backend:
+        return backend_of(self.cells)
+
+
+def _rounded(B: Backend, x: Any) -> Any:
+    """Non-negative ``x`` rounded to int64 (the observations' exact values, both backends)."""
+    return B.astype(x + 0.5, B.int64)
+
+
+def _colour_bits(flags: Any) -> Any:
+    """Colour flags ``(..., 3)`` as bitmasks (bit r = row r)."""
+    return sum((flags[..., r] > 0.5) * (1 << r) for r in range(rules.NUM_ROWS))
+
+
+def _batch_card_ids(B: Backend, block: Any, count: int) -> Any:
+    """Card ids ``(B, count)`` of ``count`` consecutive ``feat(card)`` blocks; -1 where empty."""
+    feats = block.reshape(block.shape[0], count, cards.CARD.size)
+    ids = feats[..., cards.CARD.colour].argmax(-1) * len(cards.CARD_VALUES) \
+        + feats[..., cards.CARD.value].argmax(-1)
+    return B.where(B.amax(feats, -1) > 0.5, ids, -1)
+
+
+def decode_batch(obs: Any, game: str = "dice") -> BatchView:
+    """Decode observations ``(B, obs_size)`` of ``game`` (numpy or a torch tensor on any
+    device) into a :class:`BatchView` of the same kind, without leaving the device."""
+    if game not in _GAMES:
+        raise ValueError(f"unknown game {game!r}; choose 'dice' or 'cards'")
+    if len(obs.shape) != 2:
+        raise ObservationLayoutError(f"expected a batch of observations (2-D), got shape "
+                                     f"{tuple(obs.shape)}")
+    spec, B = _GAMES[game], backend_of(obs)
+    n = _num_players(spec.SPEC, obs.shape[1])
+    layout = spec.observation_layout(n)
+    common = layout.common  # its pieces index the whole observation
+    seats = obs[:, layout.seats].reshape(obs.shape[0], n, spec.SEAT.size)
+    cells = _rounded(B, seats[..., SHEET.cells] * rules.MAX_VALUE)
+    misthrows = _rounded(B, seats[..., SHEET.misthrows].sum(-1))
+    phase_bits = obs[:, common.phase]
+    phase = B.where(B.amax(phase_bits, -1) > 0.5, phase_bits.argmax(-1), spec.OVER)
+    colours = _colour_bits(obs[:, common.colours])
+    active = obs[:, layout.active].argmax(-1)
+    if game == "dice":
+        value_bits = obs[:, common.value]
+        value = B.where(B.amax(value_bits, -1) > 0.5, value_bits.argmax(-1) + 1, 0)
+        return BatchView(cells, misthrows, active, phase, value, colours,
+                         obs[:, common.reroll.start] > 0.5)
+    played = B.amax(obs[:, common.played], -1) > 0.5
+    raw = _rounded(B, obs[:, common.raw_value.start] * cards.PLAY_VALUE_SPAN)
+    value = B.where(played, raw + cards.MIN_PLAY_VALUE, 0)
+    return BatchView(cells, misthrows, active, phase, value, colours, phase < 0,
+                     _batch_card_ids(B, obs[:, layout.hand], cards.HAND_SIZE),
+                     _batch_card_ids(B, obs[:, common.tops], cards.NUM_STACKS))
+
+
+@functools.lru_cache(maxsize=None)
+def _card_tables(B: Backend) -> tuple[Any, Any, Any]:
+    """The counted-card index, card values and colour bits on ``B``'s device (made once:
+    a copy to the device per call would make a GPU wait)."""
+    return (B.asarray(cards.PLAY_COUNTED.reshape(-1), B.int64),
+            B.asarray(cards.CARD_VALUE, B.int64), B.asarray(cards.CARD_COLOUR_BIT, B.int64))
+
+
+def play_announcements(view: BatchView) -> tuple[Any, Any]:
+    """Value and colour bitmask ``(B, NUM_ACTIONS - SINGLE_FIRST)`` that each play action
+    (column ``a - SINGLE_FIRST``) announces for a card-game batch: the array form of
+    :func:`qwinto_env.spec.cards.play_result`. Plays that use an empty slot give
+    meaningless entries (they are never legal)."""
+    B = view.backend
+    counted_index, values, colour_bits = _card_tables(B)
+    known = B.concat([view.hand, view.tops], 1)
+    counted = B.take(known, counted_index, 1).reshape(known.shape[0], -1, 3)
+    counted = B.where(counted < 0, 0, counted)
+    value = B.take(values, counted, 0).sum(-1)
+    bits = B.take(colour_bits, counted, 0)
+    return value, bits[..., 0] | bits[..., 1] | bits[..., 2]

@@ -94,3 +94,58 @@ def test_bad_layouts():
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         decode_sheets(np.zeros(89), "chess")
     assert isinstance(ObservationLayoutError("x"), ValueError)
+
+
+def _random_observations(game_name: str, players: int, seed: int, steps: int) -> np.ndarray:
+    """Every seat's observation at each step of random batched games (numpy engine)."""
+    from qwinto_env.batched import BATCHED_GAMES
+
+    engine = BATCHED_GAMES[game_name](16, players, backend="numpy", seed=seed)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        obs, masks = engine.observations(), engine.action_masks()
+        out.append(obs.reshape(-1, obs.shape[-1]))
+        keys = np.where(masks > 0, rng.random(masks.shape), -1.0)
+        engine.step(keys.argmax(-1))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("game_name,players", [("dice", 1), ("dice", 2), ("dice", 5),
+                                               ("cards", 1), ("cards", 2), ("cards", 4)])
+def test_batch_view_matches_single_views(game_name, players, backend):
+    """decode_batch (numpy and torch) equals decode / decode_cards row by row, and
+    play_announcements equals play_result for every play of a full hand."""
+    from qwinto_env.spec import cards
+    from qwinto_env.view import decode_batch, play_announcements
+
+    obs = _random_observations(game_name, players, seed=players, steps=120)
+    batch = obs
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+        batch = torch.as_tensor(obs)
+    view = decode_batch(batch, game_name)
+    fields = {k: np.asarray(getattr(view, k)) for k in
+              ("cells", "misthrows", "active", "phase", "value", "colours", "reroll", "hand",
+               "tops") if getattr(view, k) is not None}
+    announced = [np.asarray(x) for x in play_announcements(view)] if game_name == "cards" \
+        else None
+    for i, row in enumerate(obs):
+        single = decode(row) if game_name == "dice" else decode_cards(row)
+        assert (fields["cells"][i] == single.cells).all()
+        assert (fields["misthrows"][i] == single.misthrows).all()
+        assert fields["active"][i] == single.active and fields["phase"][i] == single.phase
+        assert fields["value"][i] == single.value
+        if game_name == "dice":
+            assert fields["colours"][i] == single.subset
+            assert fields["reroll"][i] == single.reroll_available
+            continue
+        assert fields["colours"][i] == single.colours and not fields["reroll"][i]
+        hand = [c for c in fields["hand"][i] if c >= 0]
+        assert tuple(hand) == single.hand and tuple(fields["tops"][i]) == single.tops
+        if len(hand) == cards.HAND_SIZE:
+            for a in range(cards.SINGLE_FIRST, cards.NUM_ACTIONS):
+                value, colours = cards.play_result(single.hand, single.tops, a)
+                col = a - cards.SINGLE_FIRST
+                assert (announced[0][i, col], announced[1][i, col]) == (value, colours)

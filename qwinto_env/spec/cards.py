@@ -108,9 +108,9 @@ __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "H
            "NUM_STACKS", "CARD_COLOUR", "CARD_VALUE", "CARD_TUPLES", "CARD_COLOUR_BIT",
            "COLOUR_ROWS", "NEIGHBOURS", "OTHER_NEIGHBOUR", "MIN_PLAY_VALUE", "PASS",
            "SINGLE_FIRST", "DOUBLE_FIRST", "SLOT_PAIRS", "STACK_PAIRS", "NUM_ACTIONS", "PLAYS",
-           "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES",
-           "EMPTY_PILE_RULES", "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON",
-           "MAX_PILE", "PLAY_VALUE_SPAN", "observation_layout", "features_layout",
+           "PLAY_COUNTED", "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER",
+           "PHASE_NAMES", "EMPTY_PILE_RULES", "CARD", "CARD_FEATURE_INDICES", "SEAT",
+           "HAND_FEATURES", "COMMON", "MAX_PILE", "PLAY_VALUE_SPAN", "observation_layout", "features_layout",
            "observation_size", "observation_indices", "card_name", "play_result",
            "check_empty_pile", "SPEC"]
 
@@ -153,6 +153,14 @@ PLAYS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {
     **{DOUBLE_FIRST + p * len(STACK_PAIRS) + q: (SLOT_PAIRS[p], STACK_PAIRS[q])
        for p in range(len(SLOT_PAIRS)) for q in range(len(STACK_PAIRS))},
 }
+#: For each play action (row ``a - SINGLE_FIRST``), the three cards whose values and
+#: colours it announces, as indices into the hand's slots followed by the stack tops
+#: (``0..2`` slot, ``3..6`` stack): the array form of :func:`play_result`.
+PLAY_COUNTED = np.array(
+    [(slots[0], HAND_SIZE + NEIGHBOURS[stacks[0]][0], HAND_SIZE + NEIGHBOURS[stacks[0]][1])
+     if len(slots) == 1 else
+     (slots[0], slots[1], HAND_SIZE + OTHER_NEIGHBOUR[stacks[1]][stacks[0]])
+     for _, (slots, stacks) in sorted(PLAYS.items())], dtype=np.int64)
 #: The single plays of a hand of ``h`` cards (``SINGLE_PLAYS[h]``), all legal at a play.
 SINGLE_PLAYS: tuple[tuple[int, ...], ...] = tuple(
     tuple(a for a, (slots, _) in PLAYS.items() if len(slots) == 1 and slots[0] < h)
