@@ -22,9 +22,12 @@ value fits some field of the announced colours most closely.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from qwinto_env import rules
+from qwinto_env.batched.backend import SEED_LIMIT, Backend, backend_of
 from qwinto_env.spec import cards
 from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
 from qwinto_env.view import CardsView, DiceView
@@ -45,16 +48,36 @@ class RandomAgent(Agent):
     name = "random"
     supports_batch = True
 
+    def __init__(self, game: str = "dice", num_players: int = 2):
+        super().__init__(game, num_players)
+        self._generators: dict[Backend, Any] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self._generators = {}
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.rng.choice(legal_indices(action_mask)))
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks) > 0
-        if not masks.any(axis=1).all():
-            raise IllegalMaskError("an action mask of the batch has no legal action")
+    def act_batch(self, observations: Any, masks: Any) -> Any:
+        """Uniform legal actions; torch masks get a tensor drawn on their device by a torch
+        generator that the agent's ``rng`` seeds the first time the device is used after
+        a (seeded) reset, so numpy batches draw as if torch were never used."""
+        B = backend_of(masks)
+        if B.name == "numpy":
+            masks = np.asarray(masks) > 0
+            if not masks.any(axis=1).all():
+                raise IllegalMaskError("an action mask of the batch has no legal action")
+            gen = self.rng
+        else:
+            masks = masks > 0
+            if B not in self._generators:
+                self._generators[B] = B.generator(self.rng.integers(SEED_LIMIT, dtype=np.uint64))
+            gen = self._generators[B]
         # Uniform over the legal entries: the argmax of random keys restricted to the mask.
-        keys = np.where(masks, self.rng.random(masks.shape), -1.0)
-        return keys.argmax(axis=1).astype(np.int64)
+        keys = B.where(masks, B.uniform(gen, masks.shape), -1.0)
+        return B.astype(keys.argmax(1), B.int64)
 
 
 class GreedyAgent(DecodingAgent):
