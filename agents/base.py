@@ -13,9 +13,12 @@ True
 
 ``act_batch(observations, masks)`` does the same for a batch ``(B, obs)`` / ``(B, A)``
 and returns an ``int64`` array ``(B,)``. The base class implements it with a loop over
-:meth:`Agent.act`; agents that can decide a batch at once (the random agent, the neural
-policy) override it so that they serve as opponents inside batched engines without a
-Python loop per game. ``supports_batch`` says which.
+:meth:`Agent.act`; agents that can decide a batch at once (the random and greedy agents,
+the neural policy) override it so that they serve as opponents inside batched engines
+without a Python loop per game. ``supports_batch`` says which. Those also take torch
+tensors (observations and masks on any device, masks int8 or bool) and answer a tensor
+on that device without waiting for it (no host sync); torch input is trusted, so an
+empty mask row raises :class:`IllegalMaskError` on numpy input only.
 
 Contract (checked by the tests over many random games): an agent never returns an
 action outside the mask; it may keep state between calls but must forget it on
@@ -26,12 +29,15 @@ seeds, so a seeded agent is reproducible.
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 import numpy as np
 
-from qwinto_env.view import CardsView, DiceView, decode, decode_cards
+from qwinto_env.batched.backend import backend_of
 
-__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError"]
+from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
+
+__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError", "legal_batch"]
 
 
 class IllegalMaskError(ValueError):
@@ -85,6 +91,23 @@ class DecodingAgent(Agent):
             return self.act_cards(decode_cards(observation), legal)
         return self.act_dice(decode(observation), legal)
 
+    def act_batch(self, observations: Any, masks: Any) -> Any:
+        """Without ``supports_batch``, one row at a time; with it, the batch decoded once
+        (:func:`qwinto_env.view.decode_batch`) and decided by :meth:`decide_batch`, rows
+        with one legal action playing it."""
+        if not self.supports_batch:
+            return super().act_batch(observations, masks)
+        legal, only = legal_batch(masks)
+        decided = self.decide_batch(decode_batch(observations, self.game), legal)
+        B = backend_of(legal)
+        return B.astype(B.where(only >= 0, only, decided), B.int64)
+
+    def decide_batch(self, view: BatchView, legal: Any) -> Any:
+        """Actions ``(B,)`` for a batch view and its legal actions ``(B, A)`` (bool), in
+        the view's kind of array; what a row with one legal action gets is ignored. Bots
+        with ``supports_batch`` implement it, without host syncs on torch."""
+        raise NotImplementedError(f"{type(self).__name__} decides one row at a time")
+
     @abc.abstractmethod
     def act_dice(self, view: DiceView, legal: np.ndarray) -> int:
         """One of ``legal`` (two or more) in the dice game."""
@@ -92,6 +115,19 @@ class DecodingAgent(Agent):
     @abc.abstractmethod
     def act_cards(self, view: CardsView, legal: np.ndarray) -> int:
         """One of ``legal`` (two or more) in the card game."""
+
+
+def legal_batch(masks: Any) -> tuple[Any, Any]:
+    """The legal actions ``(B, A)`` (bool) of a batch of masks (numpy or torch), and per
+    row its only legal action, or -1 where it has several. Raises
+    :class:`IllegalMaskError` for an empty row of a numpy batch (torch input is trusted:
+    checking it would make the device wait)."""
+    B = backend_of(masks)
+    legal = masks > 0
+    if B.name == "numpy" and not legal.any(axis=1).all():
+        raise IllegalMaskError("an action mask of the batch has no legal action")
+    counts = B.astype(legal, B.int64)
+    return legal, B.where(counts.sum(1) == 1, counts.argmax(1), -1)
 
 
 def legal_indices(action_mask: np.ndarray) -> np.ndarray:

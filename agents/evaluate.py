@@ -44,9 +44,9 @@ plays it without calling its agent. ``engine="batched"`` plays all games at once
 batched engine (``qwinto_env.batched``: ``BatchedDiceGame``, ``BatchedCardGame``;
 numpy backend), asking
 each agent once per step for all its seats (``act_batch``); an agent that does not
-``supports_batch`` (``greedy``, ``expert``) is asked row by row, and, as on the single
+``supports_batch`` (``expert``) is asked row by row, and, as on the single
 engine, only where it has a real decision. ``engine="auto"`` (default) picks the batched
-engine when every agent ``supports_batch`` (``random``, checkpoints). The two engines
+engine when every agent ``supports_batch`` (``random``, ``greedy``, checkpoints). The two engines
 draw their dice from different generators, so a seed reproduces a table on the same
 engine only.
 """

@@ -35,7 +35,8 @@ from .batched.backend import Backend, backend_of
 from .spec.base import COLOUR_ROWS, SHEET, GameSpec, decode_sheet_blocks
 
 __all__ = ["DiceView", "CardsView", "BatchView", "decode", "decode_cards", "decode_batch",
-           "play_announcements", "decode_sheets", "dice_num_players", "cards_num_players"]
+           "play_announcements", "allowed_values", "decode_sheets", "dice_num_players",
+           "cards_num_players"]
 
 
 #: Bit ``r`` of a colour bitmask per row ``r``: colour flags -> bitmask.
@@ -362,3 +363,38 @@ def play_announcements(view: BatchView) -> tuple[Any, Any]:
     value = B.take(values, counted, 0).sum(-1)
     bits = B.take(colour_bits, counted, 0)
     return value, bits[..., 0] | bits[..., 1] | bits[..., 2]
+
+
+@functools.lru_cache(maxsize=None)
+def _sheet_tables(B: Backend) -> tuple[Any, Any, Any]:
+    """On ``B``'s device (made once): ``left[f, g]``, field ``g`` lies left of field ``f``;
+    its transpose (right of); per cell its two column peers (index 27, an empty padding
+    cell, where it has fewer)."""
+    fields = np.arange(rules.NUM_FIELDS)
+    left = fields[None, :] < fields[:, None]
+    peers = np.full((2, rules.NUM_CELLS), rules.NUM_CELLS)
+    for cell, others in enumerate(rules.CELL_PEERS):
+        peers[:len(others), cell] = others
+    return B.asarray(left, B.bool_), B.asarray(left.T, B.bool_), B.asarray(peers, B.int64)
+
+
+def allowed_values(cells: Any) -> Any:
+    """The array form of :func:`qwinto_env.rules.cells_allowed_values`: for sheets
+    ``(..., 27)`` (numpy or torch, e.g. ``BatchView.cells``), the int64 bitmasks ``(...,
+    27)`` of the values each cell allows (bit ``v`` for value ``v``; 0 on a written cell),
+    computed on the sheets' own backend and device."""
+    B = backend_of(cells)
+    left, right, peers = _sheet_tables(B)
+    flat = B.astype(cells, B.int64).reshape(-1, rules.NUM_CELLS)
+    rows = flat.reshape(-1, rules.NUM_ROWS, rules.NUM_FIELDS)[..., None, :]  # [.., f, g]
+    # A value fits an empty cell when it lies strictly between the largest number written
+    # to its left (lo) and the smallest written to its right (hi).
+    lo = B.amax(B.where(left, rows, 0), -1)
+    above = B.where(rows > 0, -rows, -(rules.MAX_VALUE + 1))
+    hi = -B.amax(B.where(right, above, -(rules.MAX_VALUE + 1)), -1)
+    between = (1 << hi) - (2 << lo)  # bits lo+1 .. hi-1
+    between = B.where(between > 0, between, 0).reshape(flat.shape)
+    written = 1 << B.concat([flat, B.zeros((flat.shape[0], 1), B.int64)], 1)
+    taken = B.take(written, peers[0], 1) | B.take(written, peers[1], 1)
+    allowed = B.where(flat > 0, 0, between & ~taken & rules.ALL_VALUES_BITS)
+    return allowed.reshape(cells.shape)

@@ -190,6 +190,8 @@ def test_batched_engine_with_a_checkpoint(tmp_path):
 class DecisionSpy(GreedyAgent):
     """Greedy play, one decision at a time; records the masks it was asked about."""
 
+    supports_batch = False  # the per-row path is what it spies on
+
     def __init__(self, **kw):
         super().__init__(**kw)
         self.asked = []
@@ -209,8 +211,8 @@ def test_batched_engine_asks_a_per_row_agent_only_real_decisions(game):
     again = play([DecisionSpy(game=game), "random"], engine="batched", **kw)
     assert (again.score == res.score).all()          # seeded
     # auto keeps the single engine for a per-row agent (its documented seeds)
-    auto = play(["greedy", "random"], **kw)
-    single = play(["greedy", "random"], engine="single", **kw)
+    auto = play([DecisionSpy(game=game), "random"], **kw)
+    single = play([DecisionSpy(game=game), "random"], engine="single", **kw)
     assert (auto.score == single.score).all()
     # the greedy bot's games on either engine: same strength within noise
     many = dict(kw, games=600)
