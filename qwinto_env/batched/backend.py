@@ -157,6 +157,16 @@ class Backend:
         """``x`` indexed by the int64 array ``index`` along ``axis`` (like ``numpy.take``)."""
         raise NotImplementedError
 
+    def take_along(self, x: Any, index: Any) -> Any:
+        """``x[..., index[..., j]]`` for each ``j``: the int64 ``index`` picks along the last
+        axis (like ``numpy.take_along_axis``)."""
+        raise NotImplementedError
+
+    def put_along(self, x: Any, index: Any, values: Any) -> None:
+        """``x[..., index[..., j]] = values[..., j]`` in place (``index`` int64, no repeats
+        along the last axis)."""
+        raise NotImplementedError
+
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         raise NotImplementedError
 
@@ -328,6 +338,12 @@ class NumpyBackend(Backend):
     def take(self, x, index, axis):
         return np.take(x, index, axis=axis)
 
+    def take_along(self, x, index):
+        return np.take_along_axis(x, index, -1)
+
+    def put_along(self, x, index, values):
+        np.put_along_axis(x, index, values, -1)
+
     def empty(self, shape, dtype):
         return np.empty(shape, dtype=dtype)
 
@@ -462,6 +478,12 @@ class TorchBackend(Backend):
     def take(self, x, index, axis):
         flat = self.torch.index_select(x, axis, index.reshape(-1))
         return flat.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
+
+    def take_along(self, x, index):
+        return self.torch.gather(x, -1, index)
+
+    def put_along(self, x, index, values):
+        x.scatter_(-1, index, values)
 
     def empty(self, shape, dtype):
         return self.torch.empty(tuple(shape), dtype=dtype, device=self.device)

@@ -160,6 +160,7 @@ class BatchedCardGame(BatchedGame):
         self.feature_size = self._layout.size
         self._t = to_backend(B, _numpy_tables(P))
         self._games = B.arange(N)
+        self._positions = B.astype(B.arange(DECK_SIZE), B.int8)
         self.reset()
 
     # -- state -----------------------------------------------------------------------
@@ -432,14 +433,15 @@ class BatchedCardGame(BatchedGame):
     def _covered_first(self, decks: Any) -> Any:
         """Each game's covered cards in their order in ``decks`` (N, 32), then the others:
         a uniform random order of them when the decks are uniform permutations."""
-        B, N = self.backend, self.num_games
-        base = (self._games * DECK_SIZE)[:, None]
-        covered = B.flat(self.covered)[base + decks]  # whether decks[n, i] is covered
-        before = B.astype(covered, B.int64).cumsum(-1)  # covered cards up to i
-        count = before[:, DECK_SIZE - 1:]
-        slot = B.where(covered, before - 1, count + B.arange(DECK_SIZE) - before)
-        out = B.empty((N, DECK_SIZE), B.int64)
-        B.flat(out)[base + slot] = decks
+        B = self.backend
+        covered = B.take_along(self.covered, decks)  # whether decks[n, i] is covered
+        # Each card's place: covered ones in deck order, then the others. int8 (places
+        # are below 32) halves the cost of these full-batch steps on a CPU.
+        before = B.astype(covered, B.int8).cumsum(-1, dtype=B.int8)  # covered up to i
+        others = self._positions - before + before[:, DECK_SIZE - 1:]
+        place = B.where(covered, before - 1, others)
+        out = B.empty(tuple(decks.shape), B.int64)
+        B.put_along(out, B.astype(place, B.int64), decks)
         return out
 
     # -- observations ----------------------------------------------------------------------
