@@ -39,7 +39,9 @@ the active player still needs a card) turns the covered cards into a new pile in
 order drawn from ``gen``, or given by ``step(actions, chance=orders)``: ``orders`` (N, 32),
 where row ``n`` of a reshuffling game starts with a permutation of its covered cards
 (:meth:`covered_cards`), first card drawn first; :meth:`will_reshuffle` tells in
-advance which games reshuffle at the next step.
+advance which games reshuffle at the next step. On torch (no host syncs, see
+:mod:`~qwinto_env.batched.dice`) every entry step draws a deck per game: dealt to a game
+that ends, and ordering (covered cards first) the pile of a game that reshuffles.
 """
 
 from __future__ import annotations
