@@ -62,6 +62,6 @@ def test_sheet_follows_the_rules(backend, moves):
                 max(misthrows[n]) >= rules.MAX_MISTHROWS
             assert bool(ended[n]) == over
             if over:  # start that game afresh, as the engines do
-                sheets.restart(B.asarray([n], B.int64))
+                sheets.restart(B.rows(B.arange(3) == n))
                 cells[n] = [[0] * 27 for _ in range(2)]
                 misthrows[n] = [0, 0]

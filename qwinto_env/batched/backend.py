@@ -2,9 +2,15 @@
 
 The batched engines are written against the operations numpy arrays and torch tensors
 share (indexing, in-place bitwise ops, ``reshape``, ``sum(-1)``, comparisons); the few
-that differ (creation, dtype casts, flat views, random numbers, popcount, ``nonzero``)
-go through a :class:`Backend`. ``get_backend("numpy")`` or ``get_backend("torch",
-device="cuda")`` makes one.
+that differ (creation, dtype casts, flat views, random numbers, popcount, ``nonzero``,
+masked writes) go through a :class:`Backend`. ``get_backend("numpy")`` or
+``get_backend("torch", device="cuda")`` makes one.
+
+Some games of a batch (those that ended, those that reshuffle) are selected by a
+:class:`Rows` from :meth:`Backend.rows`, in one of two strategies the backend picks
+(:attr:`Backend.syncs_free`): index lists, with work only for the selected games (numpy,
+where reading data costs nothing), or masks over the full batch, which never read data
+on the host (torch, whose device would wait for the host at every read).
 
 Torch is imported only when a torch backend is requested, so the numpy path works
 without it.
@@ -52,6 +58,11 @@ class Backend:
 
     #: "numpy" or "torch".
     name: str
+    #: Whether reading array data on the host is free (numpy: the data is there). Then
+    #: the engines select games by index lists and skip work that selects none; else
+    #: (torch, on any device: CPU tests run the GPU's path) they never read data in a
+    #: step, and work over the full batch with masks instead.
+    syncs_free: bool
     #: The device arrays live on ("cpu" for numpy).
     device: Any
     int8: Any
@@ -105,6 +116,21 @@ class Backend:
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         raise NotImplementedError
 
+    def put_where(self, x: Any, mask: Any, value: Any) -> None:
+        """Write ``value`` (an array or a scalar, broadcast) into ``x`` in place where
+        ``mask`` (broadcast to ``x``) is true; no host sync."""
+        raise NotImplementedError
+
+    def known_empty(self, mask: Any) -> bool:
+        """Whether the boolean ``mask`` is known to select nothing, so work on it can be
+        skipped: looked at when :attr:`syncs_free`, else always False (not read)."""
+        return self.syncs_free and not bool(mask.any())
+
+    def rows(self, mask: Any) -> "Rows":
+        """The games (rows of the leading axis) where the (N,) boolean ``mask`` is true,
+        as this backend's strategy selects them (:attr:`syncs_free`)."""
+        return IndexRows(self, mask) if self.syncs_free else MaskRows(self, mask)
+
     def clip(self, x: Any, low: int, high: int) -> Any:
         """``x`` with every element limited to ``low..high``."""
         raise NotImplementedError
@@ -129,6 +155,16 @@ class Backend:
 
     def take(self, x: Any, index: Any, axis: int) -> Any:
         """``x`` indexed by the int64 array ``index`` along ``axis`` (like ``numpy.take``)."""
+        raise NotImplementedError
+
+    def take_along(self, x: Any, index: Any) -> Any:
+        """``x[..., index[..., j]]`` for each ``j``: the int64 ``index`` picks along the last
+        axis (like ``numpy.take_along_axis``)."""
+        raise NotImplementedError
+
+    def put_along(self, x: Any, index: Any, values: Any) -> None:
+        """``x[..., index[..., j]] = values[..., j]`` in place (``index`` int64, no repeats
+        along the last axis)."""
         raise NotImplementedError
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
@@ -167,10 +203,81 @@ class Backend:
         raise NotImplementedError
 
 
+class Rows:
+    """Some games of a batch, selected by a mask over its leading axis (N games).
+
+    ``take(x)`` gives ``count`` rows of ``x`` holding the selected games, and
+    ``put(x, value)`` writes ``value`` (``count`` rows, or broadcast) into the selected
+    games' rows of ``x``: with :class:`IndexRows` ``count`` is the number of games
+    selected; with :class:`MaskRows` it is N, every game, and ``put`` writes only the
+    selected ones. Code written against ``count``, ``take`` and ``put`` runs either way.
+    """
+
+    #: Rows that ``take`` gives and ``put`` takes.
+    count: int
+    #: True when known to select no game (then callers may skip the work).
+    empty: bool
+
+    def take(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def put(self, x: Any, value: Any) -> None:
+        raise NotImplementedError
+
+    def spread(self, values: Any, zero_rest: bool = True) -> Any:
+        """``values`` (``count`` rows) as a full batch (N rows): the selected games'
+        rows, and zeros in the others (or, unless ``zero_rest``, unspecified values)."""
+        raise NotImplementedError
+
+
+class IndexRows(Rows):
+    """The selected games as an index list: work for them only (reading ``mask`` syncs)."""
+
+    def __init__(self, backend: Backend, mask: Any):
+        self.backend, self.num_rows = backend, int(mask.shape[0])
+        self.index = backend.nonzero(mask)
+        self.count = int(self.index.shape[0])
+        self.empty = self.count == 0
+
+    def take(self, x):
+        return x[self.index]
+
+    def put(self, x, value):
+        x[self.index] = value
+
+    def spread(self, values, zero_rest=True):
+        out = self.backend.zeros((self.num_rows, *values.shape[1:]), values.dtype)
+        out[self.index] = values
+        return out
+
+
+class MaskRows(Rows):
+    """The selected games as a mask: work for all N games, data never read (no sync)."""
+
+    empty = False
+
+    def __init__(self, backend: Backend, mask: Any):
+        self.backend, self.mask = backend, mask
+        self.count = int(mask.shape[0])
+
+    def _mask_for(self, x: Any) -> Any:
+        return self.mask.reshape(self.count, *[1] * (len(x.shape) - 1))
+
+    def take(self, x):
+        return x
+
+    def put(self, x, value):
+        self.backend.put_where(x, self._mask_for(x), value)
+
+    def spread(self, values, zero_rest=True):
+        return self.backend.where(self._mask_for(values), values, 0) if zero_rest else values
+
+
 class NumpyBackend(Backend):
     """numpy arrays on the CPU; generators are ``numpy.random.Generator``."""
 
     name = "numpy"
+    syncs_free = True
     device = "cpu"
     int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
     float32, bool_ = np.float32, np.bool_
@@ -207,6 +314,9 @@ class NumpyBackend(Backend):
     def where(self, cond, a, b):
         return np.where(cond, a, b)
 
+    def put_where(self, x, mask, value):
+        np.copyto(x, value, casting="unsafe", where=mask)
+
     def clip(self, x, low, high):
         return np.clip(x, low, high)
 
@@ -227,6 +337,12 @@ class NumpyBackend(Backend):
 
     def take(self, x, index, axis):
         return np.take(x, index, axis=axis)
+
+    def take_along(self, x, index):
+        return np.take_along_axis(x, index, -1)
+
+    def put_along(self, x, index, values):
+        np.put_along_axis(x, index, values, -1)
 
     def empty(self, shape, dtype):
         return np.empty(shape, dtype=dtype)
@@ -257,6 +373,7 @@ class TorchBackend(Backend):
     """torch tensors on ``device``; generators are ``torch.Generator`` on that device."""
 
     name = "torch"
+    syncs_free = False
 
     def __init__(self, device: Any = "cpu"):
         import torch
@@ -294,7 +411,9 @@ class TorchBackend(Backend):
             x = torch.from_numpy(_integer_array(x, what))
         elif x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
             raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
-        return x.to(device=self.device, dtype=torch.int64)
+        if x.device != self.device:  # a copy; tensors already there are not touched
+            x = x.to(self.device)
+        return x.to(torch.int64)
 
     def copy(self, x):
         return x.clone()
@@ -310,6 +429,12 @@ class TorchBackend(Backend):
 
     def where(self, cond, a, b):
         return self.torch.where(cond, a, b)
+
+    def put_where(self, x, mask, value):
+        if isinstance(value, self.torch.Tensor):
+            x.copy_(self.torch.where(mask, value, x))
+        else:
+            x.masked_fill_(mask, value)
 
     def clip(self, x, low, high):
         return self.torch.clamp(x, low, high)
@@ -353,6 +478,12 @@ class TorchBackend(Backend):
     def take(self, x, index, axis):
         flat = self.torch.index_select(x, axis, index.reshape(-1))
         return flat.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
+
+    def take_along(self, x, index):
+        return self.torch.gather(x, -1, index)
+
+    def put_along(self, x, index, values):
+        x.scatter_(-1, index, values)
 
     def empty(self, shape, dtype):
         return self.torch.empty(tuple(shape), dtype=dtype, device=self.device)

@@ -10,12 +10,13 @@ legal-bit layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .. import rules
 from ..game import IllegalActionError
 from ..spec.base import GameSpec
-from .backend import Backend, get_backend
+from .backend import Backend, Rows, backend_of, get_backend
 from .sheets import Sheets, check_batch_args
 
 
@@ -23,21 +24,51 @@ from .sheets import Sheets, check_batch_args
 class StepResult:
     """What one batched step reports (arrays on the engine's backend and device).
 
-    ``rewards`` (N, P) float32 and ``terminated`` (N,) bool cover every game. The
-    ``final_*`` fields cover only the K games that ended in this step, listed in
-    ``done_index`` (K,) int64: ``final_scores`` (K, P) int64, ``final_returns`` (K, P)
-    float32 (sum of each seat's rewards over the game), ``final_turns`` (K,) and, when
-    the engine keeps them, ``final_observation`` (K, P, obs_size) float32, the
-    observation the ParallelEnv shows at the end (those games are already reset).
+    Full-batch fields, which a caller reads without a host sync (a GPU loop's fields):
+
+    * ``rewards`` (N, P) float32 and ``terminated`` (N,) bool.
+    * ``scores_at_end`` (N, P) int64, ``returns_at_end`` (N, P) float32 (sum of each
+      seat's rewards over the game) and ``turns_at_end`` (N,) int32 (turns played): the
+      games that ended in this step, at their rows (where ``terminated``); 0 elsewhere.
+    * ``observations_at_end`` (N, P, obs_size) float32, when the engine keeps final
+      observations and the step is an entry (else None): at the rows of the games that
+      ended, the observation the ParallelEnv shows at the end (those games are already
+      reset); other rows unspecified.
+
+    The same for the K games that ended only, listed in ``done_index`` (K,) int64
+    (ascending): ``final_scores`` (K, P), ``final_returns`` (K, P), ``final_turns`` (K,)
+    and ``final_observation`` (K, P, obs_size) or None. They are computed from the
+    full-batch fields on first read (cached): on torch, that read is a host sync.
     """
 
     rewards: Any
     terminated: Any
-    done_index: Any
-    final_scores: Any
-    final_returns: Any
-    final_turns: Any
-    final_observation: Any = None
+    scores_at_end: Any
+    returns_at_end: Any
+    turns_at_end: Any
+    observations_at_end: Any = None
+
+    @cached_property
+    def done_index(self) -> Any:
+        return backend_of(self.terminated).nonzero(self.terminated)
+
+    @cached_property
+    def final_scores(self) -> Any:
+        return self.scores_at_end[self.done_index]
+
+    @cached_property
+    def final_returns(self) -> Any:
+        return self.returns_at_end[self.done_index]
+
+    @cached_property
+    def final_turns(self) -> Any:
+        return self.turns_at_end[self.done_index]
+
+    @cached_property
+    def final_observation(self) -> Any:
+        if self.observations_at_end is None:
+            return None
+        return self.observations_at_end[self.done_index]
 
 
 class BatchedGame:
@@ -176,45 +207,46 @@ class BatchedGame:
     def _next_seats(self) -> Any:
         """The seats after the active ones (N,)."""
         nxt = self.active + 1
-        nxt[nxt == self.num_players] = 0
-        return nxt
+        return self.backend.where(nxt == self.num_players, 0, nxt)
 
     def _end_turn(self, ended: Any, rewards: Any, next_active: Any) -> StepResult:
         """Finish an entry step: add the rewards, report the games that ``ended`` (N,) and
         restart them (first seats by the constructor's rule); the others go on with
-        ``next_active`` (N,) seats."""
+        ``next_active`` (N,) seats. The ended games are :meth:`Backend.rows`: no host
+        sync on torch."""
         B, sheet = self.backend, self.sheet_state
         sheet.entry_rewards(rewards)
-        idx = B.nonzero(ended)
-        k = int(idx.shape[0])
-        if k == 0:
+        rows = B.rows(ended)
+        if rows.empty:
             self.active = next_active
             return self._no_endings(rewards, ended)
-        final_scores, final_returns = sheet.finish(idx, rewards)
-        final_obs = None
+        # Spread (copied) before the restart below writes over the state ``take`` gave.
+        out = StepResult(rewards, ended, *map(rows.spread, sheet.finish(rows, rewards)),
+                         rows.spread(rows.take(self.turn)))
         if self.final_observations:
-            final_obs = B.take(self._final_features(idx), self._t["obs_index"], 1)
-        final_turns = self.turn[idx]
+            features = self._final_features(rows)
+            out.observations_at_end = rows.spread(B.take(features, self._t["obs_index"], 1),
+                                                  zero_rest=False)
         self.active = next_active
-        sheet.restart(idx)
-        self.turn[idx] = 0
-        self.active[idx] = self._start_seats(k)
-        self._restart(idx)
-        return StepResult(rewards, ended, idx, final_scores, final_returns, final_turns, final_obs)
+        sheet.restart(rows)
+        rows.put(self.turn, 0)
+        rows.put(self.active, self._start_seats(rows.count))
+        self._restart(rows)
+        return out
 
-    def _final_features(self, idx: Any) -> Any:
-        """Global features (K, F) of the ended games ``idx`` as the game-over step shows them."""
+    def _final_features(self, rows: Rows) -> Any:
+        """Global features (``rows.count``, F) of the ended games as the game-over step
+        shows them."""
         raise NotImplementedError
 
-    def _restart(self, idx: Any) -> None:
-        """Restart the game-specific state of the games ``idx`` (the sheets are restarted)."""
+    def _restart(self, rows: Rows) -> None:
+        """Restart the game-specific state of the games ``rows`` (the sheets are restarted)."""
 
     # -- what a step reports -------------------------------------------------------------
     def _no_endings(self, rewards: Any, terminated: Any = None) -> StepResult:
         """The report of a step in which no game ended (``terminated``: all false)."""
         B, N, P = self.backend, self.num_games, self.num_players
-        empty = B.zeros((0,), B.int64)
         if terminated is None:
             terminated = B.zeros((N,), B.bool_)
-        return StepResult(rewards, terminated, empty, B.zeros((0, P), B.int64),
-                          B.zeros((0, P), B.float32), empty)
+        return StepResult(rewards, terminated, B.zeros((N, P), B.int64),
+                          B.zeros((N, P), B.float32), B.zeros((N,), B.int32))

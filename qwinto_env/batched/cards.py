@@ -39,7 +39,9 @@ the active player still needs a card) turns the covered cards into a new pile in
 order drawn from ``gen``, or given by ``step(actions, chance=orders)``: ``orders`` (N, 32),
 where row ``n`` of a reshuffling game starts with a permutation of its covered cards
 (:meth:`covered_cards`), first card drawn first; :meth:`will_reshuffle` tells in
-advance which games reshuffle at the next step.
+advance which games reshuffle at the next step. On torch (no host syncs, see
+:mod:`~qwinto_env.batched.dice`) every entry step draws a deck per game: dealt to a game
+that ends, and ordering (covered cards first) the pile of a game that reshuffles.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from ..spec.cards import (CARD, CARD_COLOUR_BIT, CARD_FEATURE_INDICES, CARD_VALU
                           SINGLE_PLAYS, SLOT_PAIRS, SPEC, check_empty_pile, features_layout,
                           observation_indices, observation_size)
 from ..spec.base import COLOUR_ROWS
-from .backend import to_backend
+from .backend import Rows, to_backend
 from .base import BatchedGame, StepResult
 from .sheets import VALUE_SLOTS
 
@@ -160,6 +162,7 @@ class BatchedCardGame(BatchedGame):
         self.feature_size = self._layout.size
         self._t = to_backend(B, _numpy_tables(P))
         self._games = B.arange(N)
+        self._positions = B.astype(B.arange(DECK_SIZE), B.int8)
         self.reset()
 
     # -- state -----------------------------------------------------------------------
@@ -189,26 +192,24 @@ class BatchedCardGame(BatchedGame):
         self.pile_end = B.zeros((N,), B.int64)
         self.active = active
         self.turn = B.zeros((N,), B.int32)
-        self._deal(self._games, deck)
+        self._deal(B.rows(self._games >= 0),
+                   B.permutations(self.gen, N, DECK_SIZE) if deck is None else deck)
         self._clear_announcement()
         self.phase = PLAY
         self._legal = None
 
-    def _deal(self, idx: Any, deck: Any = None) -> None:
-        """Deal the games ``idx``: ``deck`` (K, 32), or fresh shuffles from ``gen``."""
+    def _deal(self, rows: Rows, deck: Any) -> None:
+        """Deal the games ``rows`` from ``deck`` (``rows.count``, 32)."""
         B, P = self.backend, self.num_players
-        k = int(idx.shape[0])
-        if deck is None:
-            deck = B.permutations(self.gen, k, DECK_SIZE)
-        self.tops[idx] = deck[:, :NUM_STACKS]
+        rows.put(self.tops, deck[:, :NUM_STACKS])
         for seat in range(P):
             start = NUM_STACKS + HAND_SIZE * seat
-            self.hands[idx, seat] = B.sort(deck[:, start:start + HAND_SIZE])
+            rows.put(self.hands[:, seat], B.sort(deck[:, start:start + HAND_SIZE]))
         rest = DECK_SIZE - NUM_STACKS - HAND_SIZE * P
-        self.pile[idx, :rest] = deck[:, DECK_SIZE - rest:]
-        self.pile_pos[idx] = 0
-        self.pile_end[idx] = rest
-        self.covered[idx] = False
+        rows.put(self.pile[:, :rest], deck[:, DECK_SIZE - rest:])
+        rows.put(self.pile_pos, 0)
+        rows.put(self.pile_end, rest)
+        rows.put(self.covered, False)
 
     def _clear_announcement(self) -> None:
         B, N = self.backend, self.num_games
@@ -359,6 +360,15 @@ class BatchedCardGame(BatchedGame):
         self.phase = ENTRY
 
     def _enter(self, a: Any, legal: Any, rewards: Any, orders: Any) -> StepResult:
+        B = self.backend
+        # Masks over the full batch cannot draw only for the games that need it: they
+        # draw a deck for every game at every entry, the deal if it ends and (covered
+        # cards first) the order if it reshuffles. A game uses at most one: one that
+        # ends is dealt afresh, and its reshuffled pile is never seen.
+        self._decks = None if B.syncs_free else B.permutations(self.gen, self.num_games,
+                                                                DECK_SIZE)
+        if orders is None and self._decks is not None and self.empty_pile == "reshuffle":
+            orders = self._covered_first(self._decks)
         ended = self.sheet_state.enter(a, self.value, self._base_game + self.active, legal)
         pile_ran_out = self._refill(orders)
         self.turn += 1
@@ -372,11 +382,14 @@ class BatchedCardGame(BatchedGame):
             ended = ended | ((next_hand < EMPTY).sum(-1) == 0)
         return self._end_turn(ended, rewards, nxt)
 
-    def _final_features(self, idx: Any) -> Any:
-        return self._features(idx, OVER)
+    def _final_features(self, rows: Rows) -> Any:
+        return self._features(rows, OVER)
 
-    def _restart(self, idx: Any) -> None:
-        self._deal(idx)
+    def _restart(self, rows: Rows) -> None:
+        decks = self._decks
+        if decks is None:  # index lists: shuffle for the ended games only
+            decks = self.backend.permutations(self.gen, rows.count, DECK_SIZE)
+        self._deal(rows, decks)
 
     def _refill(self, orders: Any) -> Any:
         """Draw the active seats back up to 3 cards (reshuffling when the rule says so);
@@ -387,11 +400,11 @@ class BatchedCardGame(BatchedGame):
         size = (hand < EMPTY).sum(-1)
         for slot in range(HAND_SIZE):
             wants = size <= slot  # this slot is empty: draw a card for it
-            if not B.any(wants):
+            if B.known_empty(wants):
                 continue
             empty_pile = self.pile_pos == self.pile_end
             if self.empty_pile == "reshuffle":
-                self._reshuffle(B.nonzero(wants & empty_pile), orders)
+                self._reshuffle(B.rows(wants & empty_pile), orders)
             else:
                 wants = wants & ~empty_pile
             card = self.pile[games, B.where(wants, self.pile_pos, 0)]
@@ -400,25 +413,38 @@ class BatchedCardGame(BatchedGame):
         self.hands.reshape(-1, HAND_SIZE)[rows] = B.sort(hand)
         return self.pile_pos == self.pile_end
 
-    def _reshuffle(self, idx: Any, orders: Any) -> None:
-        """The covered cards of the games ``idx`` become their new pile."""
+    def _reshuffle(self, rows: Rows, orders: Any) -> None:
+        """The covered cards of the games ``rows`` become their new pile, in the order
+        ``orders`` (N, 32) gives, else a random one."""
         B = self.backend
-        k = int(idx.shape[0])
-        if k == 0:
+        if rows.empty:
             return
-        covered = self.covered[idx]
-        count = covered.sum(-1)
+        covered = rows.take(self.covered)
         if orders is None:
             # Random keys for the covered cards, 2 (last) for the others: sorting gives a
             # uniform random order of the covered cards first.
-            keys = B.where(covered, B.uniform(self.gen, (k, DECK_SIZE)), 2.0)
+            keys = B.where(covered, B.uniform(self.gen, (rows.count, DECK_SIZE)), 2.0)
             new = B.argsort(keys)
         else:
-            new = orders[idx]
-        self.pile[idx] = new
-        self.pile_pos[idx] = 0
-        self.pile_end[idx] = count
-        self.covered[idx] = False
+            new = rows.take(orders)
+        rows.put(self.pile, new)
+        rows.put(self.pile_pos, 0)
+        rows.put(self.pile_end, covered.sum(-1))
+        rows.put(self.covered, False)
+
+    def _covered_first(self, decks: Any) -> Any:
+        """Each game's covered cards in their order in ``decks`` (N, 32), then the others:
+        a uniform random order of them when the decks are uniform permutations."""
+        B = self.backend
+        covered = B.take_along(self.covered, decks)  # whether decks[n, i] is covered
+        # Each card's place: covered ones in deck order, then the others. int8 (places
+        # are below 32) halves the cost of these full-batch steps on a CPU.
+        before = B.astype(covered, B.int8).cumsum(-1, dtype=B.int8)  # covered up to i
+        others = self._positions - before + before[:, DECK_SIZE - 1:]
+        place = B.where(covered, before - 1, others)
+        out = B.empty(tuple(decks.shape), B.int64)
+        B.put_along(out, B.astype(place, B.int64), decks)
+        return out
 
     # -- observations ----------------------------------------------------------------------
     def features(self) -> Any:
@@ -426,18 +452,18 @@ class BatchedCardGame(BatchedGame):
         (every hand included: for centralised critics, not for players)."""
         return self._features(None, self.phase)
 
-    def _features(self, idx: Any, phase: int) -> Any:
-        """Features of the games ``idx`` (None: all) shown in ``phase`` (OVER: the end)."""
+    def _features(self, games: Rows | None, phase: int) -> Any:
+        """Features of the games ``games`` (None: all) shown in ``phase`` (OVER: the end)."""
         B, t, P = self.backend, self._t, self.num_players
 
         def rows(x: Any) -> Any:
-            return x if idx is None else x[idx]
+            return x if games is None else games.take(x)
 
-        k = self.num_games if idx is None else int(idx.shape[0])
+        k = self.num_games if games is None else games.count
         card_feat, layout = t["card_feat"], self._layout
         c = layout.common
         out = B.zeros((k, self.feature_size), B.float32)
-        self.sheet_state.write_features(out, idx, SEAT.size)
+        self.sheet_state.write_features(out, games, SEAT.size)
         hands = rows(self.hands)
         sizes = (hands < EMPTY).sum(-1)
         hand_feat = card_feat[hands].reshape(k, P, HAND_FEATURES)

@@ -59,9 +59,13 @@ purple, each 1..6) fixes the dice of a rolling step, like the single engine's
 or a ``torch.Generator`` on the device, seeded by ``seed``/``reset(seed=...)``).
 
 Finished games reset automatically; :class:`~qwinto_env.batched.base.StepResult` reports
-which games ended
-(``done_index``), their final scores, returns (the sum of the seat's rewards over the
-episode), lengths in turns and optionally their final observations.
+which games ended (``terminated``), their final scores, returns (the sum of the seat's
+rewards over the episode), lengths in turns and optionally their final observations.
+
+Host syncs: on torch, ``observations()``, ``action_masks()``, ``legal_bits()`` and
+``step(actions, validate=False)`` without ``chance`` never make the device wait for the
+host (games end and restart by masks over the batch), nor does reading the step's
+full-batch fields; ``validate=True`` and ``chance`` read values to name bad input.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ from .. import rules
 from ..spec.dice import (CHOOSE, DIE_FACES, ENTRY, KEEP, OVER, PASS, REROLL, REROLL_DECISION,
                          ROLLS, SEAT, SPEC, SUBSET_ROWS, observation_indices, observation_layout)
 from .base import BatchedGame, StepResult
-from .backend import to_backend
+from .backend import Rows, to_backend
 from .sheets import VALUE_SLOTS
 
 #: The subset of every die: the largest a non-roll id is clipped to.
@@ -212,7 +216,7 @@ class BatchedDiceGame(BatchedGame):
             self.phase = REROLL_DECISION
         elif phase == REROLL_DECISION:
             rerolls = B.flat(a)[self._base_game + self.active] == REROLL
-            if faces is not None or B.any(rerolls):
+            if faces is not None or not B.known_empty(rerolls):
                 self._roll(self._faces(faces), rerolls)
             self.phase = ENTRY
         else:
@@ -251,23 +255,24 @@ class BatchedDiceGame(BatchedGame):
         self.phase = CHOOSE
         return self._end_turn(ended, rewards, self._next_seats())
 
-    def _final_features(self, idx: Any) -> Any:
-        zeros = self.backend.zeros((int(idx.shape[0]),), self.backend.int64)
-        return self._features(idx, self.active[idx], OVER, zeros, zeros)
+    def _final_features(self, rows: Rows) -> Any:
+        zeros = self.backend.zeros((rows.count,), self.backend.int64)
+        return self._features(rows, rows.take(self.active), OVER, zeros, zeros)
 
     # -- observations ----------------------------------------------------------------
     def features(self) -> Any:
         """Global feature vectors (N, F) float32, the single engine's ``features()``."""
         return self._features(None, self.active, self.phase, self.subset, self.value)
 
-    def _features(self, idx: Any, active: Any, phase: int, subset: Any, value: Any) -> Any:
-        """Features of the games ``idx`` (None: all) as if in ``phase``, with these
+    def _features(self, rows: Rows | None, active: Any, phase: int, subset: Any,
+                  value: Any) -> Any:
+        """Features of the games ``rows`` (None: all) as if in ``phase``, with these
         active seats, rolled colours and values."""
         B, t, layout = self.backend, self._t, self._layout
         common = layout.common
-        k = self.num_games if idx is None else int(idx.shape[0])
+        k = self.num_games if rows is None else rows.count
         out = B.empty((k, self.feature_size), B.float32)
-        self.sheet_state.write_features(out, idx, SEAT.size)
+        self.sheet_state.write_features(out, rows, SEAT.size)
         out[:, layout.active] = t["active_onehot"][active]
         out[:, common.phase] = t["phase_onehot"][phase]
         out[:, common.colours] = t["colours"][subset]

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import rules
 from ..spec.base import COLOUR_ROWS, PASS, SHEET, GameSpec, check_reward
-from .backend import Backend, backend_of, to_backend
+from .backend import Backend, Rows, backend_of, to_backend
 
 VALUE_SLOTS = rules.MAX_VALUE + 1  # value slots 0..18 (0: nothing writable)
 NC = rules.NUM_CELLS               # 27 cells; column 27 (PASS) of ``cells`` is scratch
@@ -146,14 +146,11 @@ class Sheets:
         self.misthrows = B.zeros((N, P), B.int8)
         self.scores = B.zeros((N, P), B.int64)
 
-    def restart(self, idx: Any) -> None:
-        """Empty sheets for the games ``idx``."""
-        self.cells[idx] = 0
-        self.legal_cells[idx] = self.t["legal_init"]
-        self.row_count[idx] = 0
-        self.full_rows[idx] = 0
-        self.misthrows[idx] = 0
-        self.scores[idx] = 0
+    def restart(self, rows: Rows) -> None:
+        """Empty sheets for the games ``rows``."""
+        for state in (self.cells, self.row_count, self.full_rows, self.misthrows, self.scores):
+            rows.put(state, 0)
+        rows.put(self.legal_cells, self.t["legal_init"])
 
     def arrays(self) -> tuple[Any, ...]:
         """The state arrays (for byte counts)."""
@@ -211,16 +208,17 @@ class Sheets:
             rewards += self.backend.astype(scores - self.scores, self.backend.float32)
             self.scores = scores
 
-    def finish(self, idx: Any, rewards: Any) -> tuple[Any, Any]:
-        """Final scores and returns of the games ``idx`` (terminal rewards added to
-        ``rewards``), before they restart."""
+    def finish(self, rows: Rows, rewards: Any) -> tuple[Any, Any]:
+        """Final scores and returns (``rows.count`` rows) of the games ``rows`` (terminal
+        rewards added to ``rewards``), before they restart."""
         B = self.backend
         if self.reward_kind == "score":
-            final_scores = self.scores[idx]
+            final_scores = rows.take(self.scores)
             return final_scores, B.astype(final_scores, B.float32)
-        final_scores = self.score_of(self.cells[idx], self.row_count[idx], self.misthrows[idx])
+        final_scores = self.score_of(*map(rows.take, (self.cells, self.row_count,
+                                                      self.misthrows)))
         returns = self.terminal_rewards(final_scores)
-        rewards[idx] = returns
+        rows.put(rewards, returns)
         return final_scores, returns
 
     def terminal_rewards(self, scores: Any) -> Any:
@@ -238,13 +236,13 @@ class Sheets:
         return B.where((k == P)[:, None], 0.0, out)
 
     # -- observations ------------------------------------------------------------------------
-    def write_features(self, out: Any, idx: Any, block: int) -> None:
+    def write_features(self, out: Any, rows: Rows | None, block: int) -> None:
         """Write each seat's :data:`~qwinto_env.spec.base.SHEET` block (sheet value / 18,
         misthrow thermometer) into ``out`` (K, F) at ``seat * block``, for the games
-        ``idx`` (None: all)."""
+        ``rows`` (None: all)."""
         B = self.backend
-        cells = self.cells if idx is None else self.cells[idx]
-        misthrows = self.misthrows if idx is None else self.misthrows[idx]
+        cells = self.cells if rows is None else rows.take(self.cells)
+        misthrows = self.misthrows if rows is None else rows.take(self.misthrows)
         # float32(v) / 18 equals the single engines' float32(v / 18) for every v in 0..18
         # (tests/test_batched_dice.py checks it), and is cheaper than a table gather.
         sheets = B.astype(cells[:, :, :NC], B.float32) / float(rules.MAX_VALUE)
