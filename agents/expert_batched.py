@@ -113,11 +113,10 @@ def _tables_on(tables: SegmentTables, B: Backend) -> dict[str, Any]:
     lr = np.zeros(NF * NF, dtype=np.int64)
     for i, (left, right) in enumerate(_LR):
         lr[left * NF + right] = i
-    subset_rows = np.array([[r in rows for r in range(NR)] for rows in COLOUR_ROWS])
     out = to_backend(B, {
         "P": np.array(tables.p).reshape(-1), "Q": np.array(tables.q).reshape(-1),
         "write": _write_tables(tables), "pair": pair, "lr": lr,
-        "subset_rows": subset_rows, "dist": np.array(SUBSET_DISTRIBUTIONS, dtype=np.float64),
+        "dist": np.array(SUBSET_DISTRIBUTIONS, dtype=np.float64),
         "values": np.arange(SLOTS, dtype=np.float64), "fields": np.arange(NF),
         **_cell_tables()})
     out["written_key"] = len(_PAIRS) * len(_LR)
@@ -237,10 +236,15 @@ def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     exact final score minus ``E`` for a game-ending write), ``-inf`` where illegal."""
     b = rows.shape[0]
     k, pos, first = own["k"], own["pos"], own["first"]
-    # q of the other segments: every segment's q at its first field, but the field's own.
+    # q of the other segments: the products of the segments' q (each at its first field)
+    # before the field's segment and after it.
+    seg_q = B.where(first, own["q"], 1.0)
+    ones = B.zeros(seg_q.shape[:-1] + (1,), B.float64) + 1.0
+    before = B.concat([ones, B.cumprod(seg_q, -1)], -1)                 # [f]: fields < f
+    after = B.concat([B.flip(B.cumprod(B.flip(seg_q, -1), -1), -1), ones], -1)  # [f]: >= f
     start = T["fields"] - pos
-    others = start[..., :, None] != T["fields"]
-    q_other = B.where(others & first[..., None, :], own["q"][..., None, :], 1.0).prod(-1)
+    q_other = B.take_along(before, start, -1) * B.take_along(after, start + B.where(
+        own["written"], 0, k), -1)
     F_other = v["F"][..., None] - k * own["p"]
     safe_phi = B.where(phi > 0.0, phi, 1.0)[:, None]
     after_pow = B.where(phi[:, None] > 0.0, v["phi_pow"] / safe_phi, 0.0)
@@ -258,13 +262,14 @@ def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
     key = T["pair"][own["lo"] * BOUND + own["hi"]] + T["lr"][split]
     key = B.where(own["written"], T["written_key"], key).reshape(b, NC)
-    W = T["write"]
-    d = B.take(W[0], key, 0)
+    flr, g, pen = (B.take(part, key, 0) for part in T["write"])
+    d = flr
     d *= beta
     d += alpha
-    d += B.take(W[1], key, 0) * gamma
+    g *= gamma
+    d += g
     d += delta.reshape(b, NC, 1) * T["values"]
-    d += B.take(W[2], key, 0)
+    d += pen
     peer_values = B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)
     B.put_along(d, peer_values, -np.inf, -1)
     return d
@@ -287,7 +292,11 @@ def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> tuple[Any, Any, 
     fourth = sheet_scores(view.cells[:, 0], misthrows + 1) - v["E"]
     misthrow = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
                        -rules.MISTHROW_PENALTY - prm.misthrow_extra)
-    return table, B.amax(table.reshape(b, NR, NF, SLOTS), 2), misthrow
+    by_field = table.reshape(b, NR, NF, SLOTS)
+    row_best = by_field[:, :, 0]
+    for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
+        row_best = B.maximum(row_best, by_field[:, :, f])
+    return table, row_best, misthrow
 
 
 # -- decisions ---------------------------------------------------------------------------
@@ -307,9 +316,13 @@ def _entry(B: Backend, prm: Any, view: BatchView, legal: Any, table: Any,
 def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
     """``(b, 8, 19)``: per dice subset (colour bitmask) and rolled sum, the best write in
     its rows or the misthrow (subset 0 rolls nothing: the misthrow)."""
-    rows = T["subset_rows"][None, :, :, None]
-    best = B.amax(B.where(rows, row_best[:, None], -np.inf), 2)
-    return B.maximum(best, misthrow[:, None, None])
+    best = []
+    for rows in COLOUR_ROWS:
+        vals = B.zeros((row_best.shape[0], SLOTS), B.float64) + misthrow[:, None]
+        for r in rows:
+            vals = B.maximum(vals, row_best[:, r])
+        best.append(vals[:, None])
+    return B.concat(best, 1)
 
 
 def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,

@@ -124,6 +124,10 @@ class Backend:
         """Running maximum along ``axis``."""
         raise NotImplementedError
 
+    def cumprod(self, x: Any, axis: int) -> Any:
+        """Running product along ``axis``."""
+        raise NotImplementedError
+
     def flip(self, x: Any, axis: int) -> Any:
         """``x`` in reverse order along ``axis``."""
         raise NotImplementedError
@@ -243,6 +247,9 @@ class NumpyBackend(Backend):
     def cummax(self, x, axis):
         return np.maximum.accumulate(x, axis=axis)
 
+    def cumprod(self, x, axis):
+        return np.cumprod(x, axis=axis)
+
     def flip(self, x, axis):
         return np.flip(x, axis=axis)
 
@@ -361,6 +368,9 @@ class TorchBackend(Backend):
 
     def cummax(self, x, axis):
         return self.torch.cummax(x, dim=axis).values
+
+    def cumprod(self, x, axis):
+        return self.torch.cumprod(x, dim=axis)
 
     def flip(self, x, axis):
         return self.torch.flip(x, dims=(axis,))
