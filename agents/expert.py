@@ -44,6 +44,10 @@ misthrow that does (the fourth) are scored by the exact final score instead.
   same, with the card sums' distribution as the attainability of values.
 
 Every tunable number is a field of :class:`ExpertParams`.
+
+:meth:`ExpertAgent.act_batch` decides a whole batch at once in array code (numpy, or
+torch on any device): :mod:`agents.expert_batched`, held equal to :meth:`ExpertAgent.act`
+by a differential test (``tests/test_batched_expert.py``).
 """
 
 from __future__ import annotations
@@ -51,16 +55,18 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.spec import cards
 from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
-from qwinto_env.view import CardsView, DiceView
+from qwinto_env.view import BatchView, CardsView, DiceView
 
 from .base import DecodingAgent
 from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
+from .expert_batched import decide
 
 __all__ = ["ExpertAgent", "ExpertParams"]
 
@@ -112,7 +118,7 @@ class _RowModel:
     writes: dict[int, tuple[list[float], list[float], list[float]]]  # f -> newF, newQ, newR by v
 
 
-class _Tables:
+class SegmentTables:
     """Segment fill and completion probabilities for one parameter set."""
 
     def __init__(self, params: ExpertParams, attainability: np.ndarray):
@@ -197,6 +203,7 @@ class ExpertAgent(DecodingAgent):
     """The strongest hand-written dice-game player here; see the module docstring."""
 
     name = "expert"
+    supports_batch = True
 
     def __init__(self, game: str = "dice", num_players: int = 2,
                  params: ExpertParams | None = None, **overrides: float):
@@ -211,12 +218,17 @@ class ExpertAgent(DecodingAgent):
                 raise ValueError(f"unknown expert parameter(s) {unknown}; known: {sorted(known)}")
             params = ExpertParams(**{**params.__dict__, **overrides})
         self.params = params
-        self._tables = _Tables(params, ATTAINABILITY[game])
+        self._tables = SegmentTables(params, ATTAINABILITY[game])
         # Row models repeat within a game (one row changes per turn) and across games'
         # openings; a few thousand cover that, at a few kB each.
         self._row = functools.lru_cache(maxsize=4096)(self._tables.row)
         self._cache_key: bytes | None = None
         self._cache: tuple | None = None
+
+    def decide_batch(self, view: BatchView, legal: Any) -> Any:
+        """The choices of :meth:`act` for a whole batch, in array code (numpy, or torch on
+        any device, without host syncs): :func:`agents.expert_batched.decide`."""
+        return decide(self._tables, self.game, view, legal)
 
     # -- evaluation ------------------------------------------------------------
     def _analyse(self, view):

@@ -70,6 +70,7 @@ class Backend:
     int32: Any
     int64: Any
     float32: Any
+    float64: Any
     bool_: Any
 
     def asarray(self, data: Any, dtype: Any) -> Any:
@@ -139,6 +140,30 @@ class Backend:
         raise NotImplementedError
 
     def concat(self, arrays: Sequence[Any], axis: int) -> Any:
+        raise NotImplementedError
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        """Elementwise maximum of two arrays (broadcasting)."""
+        raise NotImplementedError
+
+    def cummax(self, x: Any, axis: int) -> Any:
+        """Running maximum along ``axis``."""
+        raise NotImplementedError
+
+    def cumprod(self, x: Any, axis: int) -> Any:
+        """Running product along ``axis``."""
+        raise NotImplementedError
+
+    def flip(self, x: Any, axis: int) -> Any:
+        """``x`` in reverse order along ``axis``."""
+        raise NotImplementedError
+
+    def take_along(self, x: Any, index: Any, axis: int) -> Any:
+        """``numpy.take_along_axis``: ``index`` (int64, same rank as ``x``) along ``axis``."""
+        raise NotImplementedError
+
+    def put_along(self, x: Any, index: Any, value: float, axis: int) -> None:
+        """Set ``x`` to ``value`` in place where ``index`` points along ``axis``."""
         raise NotImplementedError
 
     def popcount(self, x: Any) -> Any:
@@ -280,7 +305,7 @@ class NumpyBackend(Backend):
     syncs_free = True
     device = "cpu"
     int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
-    float32, bool_ = np.float32, np.bool_
+    float32, float64, bool_ = np.float32, np.float64, np.bool_
 
     def asarray(self, data, dtype):
         return np.array(data, dtype=dtype)
@@ -325,6 +350,24 @@ class NumpyBackend(Backend):
 
     def concat(self, arrays, axis):
         return np.concatenate(arrays, axis=axis)
+
+    def maximum(self, a, b):
+        return np.maximum(a, b)
+
+    def cummax(self, x, axis):
+        return np.maximum.accumulate(x, axis=axis)
+
+    def cumprod(self, x, axis):
+        return np.cumprod(x, axis=axis)
+
+    def flip(self, x, axis):
+        return np.flip(x, axis=axis)
+
+    def take_along(self, x, index, axis):
+        return np.take_along_axis(x, index, axis=axis)
+
+    def put_along(self, x, index, value, axis):
+        np.put_along_axis(x, index, value, axis=axis)
 
     def popcount(self, x):
         return np.bitwise_count(x)
@@ -387,7 +430,7 @@ class TorchBackend(Backend):
                              f"'cuda:0'), got {device!r}: {err}") from err
         self.int8, self.int16, self.int32, self.int64 = (
             torch.int8, torch.int16, torch.int32, torch.int64)
-        self.float32, self.bool_ = torch.float32, torch.bool
+        self.float32, self.float64, self.bool_ = torch.float32, torch.float64, torch.bool
         self._byte_bits = None
         self._pop16 = None
 
@@ -444,6 +487,24 @@ class TorchBackend(Backend):
 
     def concat(self, arrays, axis):
         return self.torch.cat(list(arrays), dim=axis)
+
+    def maximum(self, a, b):
+        return self.torch.maximum(a, b)
+
+    def cummax(self, x, axis):
+        return self.torch.cummax(x, dim=axis).values
+
+    def cumprod(self, x, axis):
+        return self.torch.cumprod(x, dim=axis)
+
+    def flip(self, x, axis):
+        return self.torch.flip(x, dims=(axis,))
+
+    def take_along(self, x, index, axis):
+        return self.torch.take_along_dim(x, index, dim=axis)
+
+    def put_along(self, x, index, value, axis):
+        x.scatter_(axis, index, value)
 
     def popcount(self, x):
         # SWAR bit counting; torch has no popcount. Inputs are < 2**62, so every
@@ -546,5 +607,6 @@ def to_backend(backend: Backend, tables: dict[str, np.ndarray]) -> dict[str, Any
         return dict(tables)
     dtypes = {np.dtype(np.int8): backend.int8, np.dtype(np.int32): backend.int32,
               np.dtype(np.int64): backend.int64, np.dtype(np.float32): backend.float32,
+              np.dtype(np.float64): backend.float64,
               np.dtype(np.bool_): backend.bool_}
     return {k: backend.asarray(v, dtypes[v.dtype]) for k, v in tables.items()}

@@ -1,0 +1,373 @@
+"""The ``expert`` bot's decisions for a whole batch at once, in array code (numpy or torch).
+
+This is the array form of :mod:`agents.expert` (whose module docstring explains the
+evaluation): the same row models, horizon, pentagon columns, misthrow value, write table
+and decisions, computed for every row of a batch in float64 on the batch's own backend
+and device. The scalar :meth:`ExpertAgent.act <agents.expert.ExpertAgent.act>` stays the
+readable reference; ``tests/test_batched_expert.py`` holds the two equal (up to ties
+within 1e-9, where float rounding may pick either).
+
+How the array form differs in shape, not in value:
+
+* a field's segment (``lo``, ``hi``, its first and last field) comes from running
+  maxima over the 9 fields; ``p`` and ``q`` are gathers from the :class:`SegmentTables`
+  arrays ``P[k][lo][hi]``, ``Q[k][lo][hi]``;
+* every write ``(cell, v)`` scores ``alpha + beta * FLR + gamma * G + delta * v`` with
+  per-cell coefficients (what the scalar code computes per field: ``F_other``,
+  ``q_other``, the row's terms, the pentagon column) and per-(segment, position) tables
+  ``FLR`` (the new fills left and right of the write) and ``G`` (the new completion
+  probability left and right, times ``newR - 9`` in the last segment); values outside
+  the segment's range, and a column peer's value, score ``-inf`` (the scalar ``_NEG``:
+  only ever compared against the finite misthrow value);
+* a game-ending write (the row's last field while another row is complete) scores the
+  exact final score: ``alpha`` and ``delta`` hold it as a linear function of ``v``.
+
+:meth:`DecodingAgent.act_batch <agents.base.DecodingAgent.act_batch>` decodes the
+batch, plays forced rows and checks empty masks; :func:`decide` makes no host sync.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from qwinto_env import rules
+from qwinto_env.batched.backend import Backend, to_backend
+from qwinto_env.batched.sheets import sheet_scores
+from qwinto_env.spec import cards, dice
+from qwinto_env.spec.base import COLOUR_ROWS, PASS
+from qwinto_env.view import BatchView, play_announcements
+
+from .chance_tables import SUBSET_DISTRIBUTIONS
+
+#: ``tables`` below is an agent's :class:`agents.expert.SegmentTables` (its parameters and
+#: segment probabilities); it is not imported, as :mod:`agents.expert` imports this module.
+SegmentTables = Any
+
+__all__ = ["decide"]
+
+NF, NR, NC, TOP = rules.NUM_FIELDS, rules.NUM_ROWS, rules.NUM_CELLS, rules.MAX_VALUE
+SLOTS = TOP + 1      # value slots 0..18
+BOUND = TOP + 2      # segment bounds lo, hi in 0..19 (19: no number to the right)
+#: (left, right) field counts of a write inside a segment of at most 9 fields.
+_LR = [(left, right) for left in range(NF) for right in range(NF - left)]
+#: (lo, hi) bounds of a segment.
+_PAIRS = [(lo, hi) for lo in range(BOUND) for hi in range(lo + 1, BOUND)]
+
+
+# -- constant tables ---------------------------------------------------------------------
+
+def _write_tables(tables: SegmentTables) -> np.ndarray:
+    """``(3, keys + 1, 19)``: per (segment bounds, left, right) key and value ``v`` the
+    write's new fills ``FLR``, its completion factor ``G`` and the ``-inf`` penalty of
+    values outside the segment; the last key (a written cell) allows nothing."""
+    P, Q = np.array(tables.p), np.array(tables.q)
+    lo, hi = (np.array(x)[:, None, None] for x in zip(*_PAIRS))
+    left, right = (np.array(x)[None, :, None] for x in zip(*_LR))
+    v = np.arange(SLOTS)[None, None, :]
+    vc = np.minimum(v, TOP)  # v = 19 never indexes: keep the gather in range
+    flr = left * P[left, lo, vc] + right * P[right, vc, hi]
+    rightmost = np.vectorize(tables.rightmost)(right, v).astype(np.float64)
+    new_r = np.where(right == 0, v, rightmost)
+    g = Q[left, lo, vc] * Q[right, vc, hi] * np.where(hi == TOP + 1, new_r - 9, 1.0)
+    pen = np.where((v > lo) & (v < hi), 0.0, -np.inf)
+    out = np.zeros((3, len(_PAIRS) * len(_LR) + 1, SLOTS))
+    for i, part in enumerate((flr, g, pen)):
+        out[i, :-1] = np.broadcast_to(part, (len(_PAIRS), len(_LR), SLOTS)).reshape(-1, SLOTS)
+    out[2, -1] = -np.inf
+    return out
+
+
+def _cell_tables() -> dict[str, np.ndarray]:
+    """Per cell: its pentagon column (5 = none), the other cells of that column, that
+    column's pentagon cell and the cell's column peers (27 = a padding slot), and whether
+    it is the column's pentagon cell."""
+    pcol = np.full(NC, len(rules.PENTAGON_COLUMNS), dtype=np.int64)
+    others = np.full((NC, 2), NC, dtype=np.int64)
+    is_pent = np.zeros(NC, dtype=bool)
+    for j, (col, pent) in enumerate(rules.PENTAGON_COLUMNS):
+        is_pent[pent] = True
+        for c in col:
+            pcol[c] = j
+            others[c] = [x for x in col if x != c]
+    pent_of = np.full(NC, NC, dtype=np.int64)
+    for col, pent in rules.PENTAGON_COLUMNS:
+        pent_of[list(col)] = pent
+    peers = np.full((NC, 2), NC, dtype=np.int64)
+    for c, ps in enumerate(rules.CELL_PEERS):
+        peers[c, :len(ps)] = ps
+    return {"pcol": pcol, "others": others, "is_pent": is_pent, "pent_of": pent_of,
+            "peers": peers,
+            "col_cells": np.array([col for col, _ in rules.PENTAGON_COLUMNS], dtype=np.int64),
+            "pent_cells": np.array([p for _, p in rules.PENTAGON_COLUMNS], dtype=np.int64)}
+
+
+@functools.lru_cache(maxsize=16)
+def _tables_on(tables: SegmentTables, B: Backend) -> dict[str, Any]:
+    """Every constant table on ``B``'s device, made once per (parameters, game, device)."""
+    pair = np.zeros(BOUND * BOUND, dtype=np.int64)
+    for i, (lo, hi) in enumerate(_PAIRS):
+        pair[lo * BOUND + hi] = i * len(_LR)
+    lr = np.zeros(NF * NF, dtype=np.int64)
+    for i, (left, right) in enumerate(_LR):
+        lr[left * NF + right] = i
+    out = to_backend(B, {
+        "P": np.array(tables.p).reshape(-1), "Q": np.array(tables.q).reshape(-1),
+        "write": _write_tables(tables), "pair": pair, "lr": lr,
+        "dist": np.array(SUBSET_DISTRIBUTIONS, dtype=np.float64),
+        "values": np.arange(SLOTS, dtype=np.float64), "fields": np.arange(NF),
+        **_cell_tables()})
+    out["written_key"] = len(_PAIRS) * len(_LR)
+    return out
+
+
+# -- row models --------------------------------------------------------------------------
+
+def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
+    """Per field of rows ``(..., 9)``: written, its segment's ``lo``, ``hi``, length ``k``
+    (0 for a written field) and its position ``pos`` in it; ``p``, ``q`` of the segment.
+
+    Running maxima give them: ``lo`` is the largest number to the left (rows increase),
+    ``hi`` the smallest to the right; for an empty field its own slot adds nothing.
+    """
+    written = rows > 0
+    idx = T["fields"]
+    lo = B.cummax(rows, -1)
+    start = B.cummax(B.where(written, idx + 1, 0), -1)
+    hi = -B.flip(B.cummax(B.flip(B.where(written, -rows, -(TOP + 1)), -1), -1), -1)
+    end = -B.flip(B.cummax(B.flip(B.where(written, 1 - idx, -(NF - 1)), -1), -1), -1)
+    k = B.where(written, 0, end - start + 1)
+    lo = B.where(written, 0, lo)
+    hi = B.where(written, 1, hi)  # k = 0 between 0 and 1: q = 1, p = 0
+    key = (k * BOUND + lo) * BOUND + hi
+    return {"written": written, "lo": lo, "hi": hi, "k": k, "pos": idx - start,
+            "p": B.take(T["P"], key, 0), "q": B.take(T["Q"], key, 0),
+            "first": ~written & (idx == start)}
+
+
+def _row_totals(B: Backend, s: dict) -> tuple[Any, Any, Any]:
+    """Per row: expected future fills ``F``, completion probability ``Q`` (the product
+    over segments, each counted at its first field) and the number of empty fields."""
+    F = B.where(s["first"], s["k"] * s["p"], 0.0).sum(-1)
+    Q = B.where(s["first"], s["q"], 1.0).prod(-1)
+    return F, Q, (~s["written"]).sum(-1)
+
+
+def _horizon(B: Backend, prm: Any, Q_all: Any, empty_all: Any, F_total: Any) -> Any:
+    """``phi`` (B,): fields the fastest seat still needs for two complete rows (over rows
+    that can still complete), as rolls, over this player's expected fills, capped at 1."""
+    big = 4 * NF  # more than any two rows' empty fields
+    e = B.sort(B.where(Q_all > 0.0, empty_all, big))
+    need = -B.amax(-B.where(e[..., 1] < big, e[..., 0] + e[..., 1], big), -1)
+    safe_F = B.where(F_total > 0.0, F_total, 1.0)
+    phi = (prm.rolls_per_entry * need + prm.horizon_slack) / safe_F
+    phi = B.where(phi < 1.0, phi, 1.0)
+    return B.where((need >= big) | (F_total <= 0.0), 1.0, phi)
+
+
+def _rightmost(prm: Any, k: Any, lo: Any) -> Any:
+    """:meth:`SegmentTables.rightmost` on arrays."""
+    base = lo + k
+    room = TOP - base
+    return base + prm.top_share * (room * (room > 0))
+
+
+def _padded(B: Backend, x: Any, pad: Any) -> Any:
+    """``x`` (b, 27 or 5) with one more column holding ``pad`` (the padding slot)."""
+    return B.concat([x, B.zeros((x.shape[0], 1), x.dtype) + pad], 1)
+
+
+def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
+                 misthrows: Any) -> dict[str, Any]:
+    """The own sheet's estimate ``E`` and its parts (rows ``(b, 3, 9)``)."""
+    b = rows.shape[0]
+    F, Q, empty = _row_totals(B, own)
+    last = rows[..., NF - 1]
+    R = B.where(last > 0, last, _rightmost(prm, own["k"][..., NF - 1], own["lo"][..., NF - 1]))
+    phi_pow = phi[:, None] ** empty
+    terms = (NF - empty) + phi[:, None] * F + prm.w_full * phi_pow * Q * (R - 9)
+    p_eff = B.where(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
+    col_P = B.take(p_eff, T["col_cells"], 1).prod(-1)
+    pent = T["pent_cells"]
+    lo, hi, k, pos = (own[x].reshape(b, NC)[:, pent] for x in ("lo", "hi", "k", "pos"))
+    top = B.where(hi > TOP, TOP + 0.5, B.astype(hi, B.float64))
+    cells = rows.reshape(b, NC)[:, pent]
+    col_val = B.where(cells > 0, B.astype(cells, B.float64), lo + (pos + 1) * (top - lo) / (k + 1))
+    E = terms.sum(-1) + prm.w_pent * (col_P * col_val).sum(-1) \
+        - rules.MISTHROW_PENALTY * misthrows
+    return {"F": F, "Q": Q, "empty": empty, "R": R, "phi_pow": phi_pow, "terms": terms,
+            "p_eff": p_eff, "col_P": col_P, "col_val": col_val, "E": E}
+
+
+def _pentagon_terms(B: Backend, T: dict, prm: Any, v: dict) -> tuple[Any, Any]:
+    """Per cell (b, 27): the pentagon term's change for a write, as ``const + lin * v``
+    (the scalar ``w_pent * (P_others * (v or col_val) - col_before)``; 0 off columns)."""
+    P_others = B.take(_padded(B, v["p_eff"], 1.0), T["others"], 1).prod(-1)
+    col_val = B.take(_padded(B, v["col_val"], 0.0), T["pcol"], 1)
+    before = B.take(_padded(B, v["col_P"] * v["col_val"], 0.0), T["pcol"], 1)
+    const = prm.w_pent * (B.where(T["is_pent"], 0.0, P_others * col_val) - before)
+    return const, B.where(T["is_pent"], prm.w_pent * P_others, 0.0)
+
+
+def _ending_terms(B: Backend, T: dict, own: dict, rows: Any, v: dict, score: Any) -> tuple:
+    """Per field (b, 3, 9): whether a write there ends the game (the row's last empty
+    field while another row is complete), and its exact value ``const + lin * v``."""
+    b = rows.shape[0]
+    full = (v["empty"] == 0).sum(-1)
+    ends = ~own["written"] & (v["empty"] == 1)[..., None] & (full >= 1)[:, None, None]
+    cells = rows.reshape(b, NC)
+    complete = B.take(_padded(B, own["written"].reshape(b, NC), False), T["others"], 1)
+    complete = (complete[..., 0] & complete[..., 1]).reshape(b, NR, NF)
+    is_pent = T["is_pent"].reshape(NR, NF)
+    pent_val = B.take(_padded(B, cells, 0), T["pent_of"], 1).reshape(b, NR, NF)
+    # The row's count gives way to its rightmost number: the written one, or v itself
+    # when the write is into the last field (then rows[..., 8] is 0).
+    const = (score[:, None] - (NF - v["empty"]) + rows[..., NF - 1])[..., None] \
+        + B.where(complete & ~is_pent, pent_val, 0)
+    lin = B.astype(T["fields"] == NF - 1, B.int64) + B.astype(complete & is_pent, B.int64)
+    return ends, const - v["E"][:, None, None], lin
+
+
+def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
+                 v: dict, score: Any) -> Any:
+    """``(b, 27, 19)``: the change of ``E`` of writing value ``v`` into each cell (the
+    exact final score minus ``E`` for a game-ending write), ``-inf`` where illegal."""
+    b = rows.shape[0]
+    k, pos, first = own["k"], own["pos"], own["first"]
+    # q of the other segments: the products of the segments' q (each at its first field)
+    # before the field's segment and after it.
+    seg_q = B.where(first, own["q"], 1.0)
+    ones = B.zeros(seg_q.shape[:-1] + (1,), B.float64) + 1.0
+    before = B.concat([ones, B.cumprod(seg_q, -1)], -1)                 # [f]: fields < f
+    after = B.concat([B.flip(B.cumprod(B.flip(seg_q, -1), -1), -1), ones], -1)  # [f]: >= f
+    start = T["fields"] - pos
+    q_other = B.take_along(before, start, -1) * B.take_along(after, start + B.where(
+        own["written"], 0, k), -1)
+    F_other = v["F"][..., None] - k * own["p"]
+    safe_phi = B.where(phi > 0.0, phi, 1.0)[:, None]
+    after_pow = B.where(phi[:, None] > 0.0, v["phi_pow"] / safe_phi, 0.0)
+    last = own["hi"] == TOP + 1  # the last segment: G already holds newR - 9
+    gamma = prm.w_full * after_pow[..., None] * q_other \
+        * B.where(last, 1.0, (v["R"] - 9)[..., None])
+    alpha = (NF - v["empty"] + 1 - v["terms"])[..., None] + phi[:, None, None] * F_other
+    pent_const, delta = _pentagon_terms(B, T, prm, v)
+    alpha = alpha + pent_const.reshape(b, NR, NF)
+    ends, end_const, end_lin = _ending_terms(B, T, own, rows, v, score)
+    alpha = B.where(ends, end_const, alpha).reshape(b, NC, 1)
+    beta = B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1)
+    gamma = B.where(ends, 0.0, gamma).reshape(b, NC, 1)
+    delta = B.where(ends, B.astype(end_lin, B.float64), delta.reshape(b, NR, NF))
+    split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
+    key = T["pair"][own["lo"] * BOUND + own["hi"]] + T["lr"][split]
+    key = B.where(own["written"], T["written_key"], key).reshape(b, NC)
+    flr, g, pen = (B.take(part, key, 0) for part in T["write"])
+    d = flr
+    d *= beta
+    d += alpha
+    g *= gamma
+    d += g
+    d += delta.reshape(b, NC, 1) * T["values"]
+    d += pen
+    peer_values = B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)
+    B.put_along(d, peer_values, -np.inf, -1)
+    return d
+
+
+def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> tuple[Any, Any, Any]:
+    """The write table ``(b, 27, 19)``, its best per row and value ``(b, 3, 19)`` and the
+    misthrow's value ``(b,)`` of every row's own sheet (the scalar ``_analyse``)."""
+    b, n = view.cells.shape[:2]
+    seats = _segments(B, T, view.cells.reshape(b, n, NR, NF))
+    _, Q_all, empty_all = _row_totals(B, seats)
+    own = {name: x[:, 0] for name, x in seats.items()}
+    rows = view.cells[:, 0].reshape(b, NR, NF)
+    F_total = B.where(own["first"], own["k"] * own["p"], 0.0).sum(-1).sum(-1)
+    phi = _horizon(B, prm, Q_all, empty_all, F_total)
+    misthrows = view.misthrows[:, 0]
+    v = _sheet_value(B, T, prm, own, rows, phi, misthrows)
+    score = sheet_scores(view.cells[:, 0], misthrows)
+    table = _write_table(B, T, prm, own, rows, phi, v, score)
+    fourth = sheet_scores(view.cells[:, 0], misthrows + 1) - v["E"]
+    misthrow = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
+                       -rules.MISTHROW_PENALTY - prm.misthrow_extra)
+    by_field = table.reshape(b, NR, NF, SLOTS)
+    row_best = by_field[:, :, 0]
+    for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
+        row_best = B.maximum(row_best, by_field[:, :, f])
+    return table, row_best, misthrow
+
+
+# -- decisions ---------------------------------------------------------------------------
+
+def _entry(B: Backend, prm: Any, view: BatchView, legal: Any, table: Any,
+           misthrow: Any) -> Any:
+    """The best legal write of the announced value, or PASS when passing is worth at
+    least as much (the misthrow for the active player, ``pass_margin`` for the others)."""
+    value = B.clip(view.value, 0, TOP)
+    column = B.take_along(table, value[:, None, None], -1)[..., 0]
+    column = B.where(legal[:, :PASS], column, -np.inf)
+    best = column.argmax(-1)
+    passing = B.where(view.active == 0, misthrow, prm.pass_margin)
+    return B.where(B.amax(column, -1) > passing, best, PASS)
+
+
+def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
+    """``(b, 8, 19)``: per dice subset (colour bitmask) and rolled sum, the best write in
+    its rows or the misthrow (subset 0 rolls nothing: the misthrow)."""
+    best = []
+    for rows in COLOUR_ROWS:
+        vals = B.zeros((row_best.shape[0], SLOTS), B.float64) + misthrow[:, None]
+        for r in rows:
+            vals = B.maximum(vals, row_best[:, r])
+        best.append(vals[:, None])
+    return B.concat(best, 1)
+
+
+def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
+          row_best: Any, misthrow: Any) -> Any:
+    """Dice choice (re-roll folded in), re-roll decision and entry, by phase."""
+    vals = _subset_values(B, T, row_best, misthrow)
+    dist = T["dist"]
+    ev1 = (vals * dist).sum(-1)
+    ev = (B.maximum(vals, (ev1 + prm.reroll_margin)[..., None]) * dist).sum(-1)
+    rolls = dice.ROLLS
+    choose = B.where(legal[:, rolls.start:rolls.stop], ev[:, rolls.start - PASS:], -np.inf)
+    choose = choose.argmax(-1) + rolls.start
+    rolled = B.take_along(vals, view.colours[:, None, None], 1)[:, 0]
+    held = B.take_along(rolled, B.clip(view.value, 0, TOP)[:, None], 1)
+    # The gain of a fresh roll, summed as differences: exactly 0 where every sum is worth
+    # the roll in hand (the scalar's ev1 > held, whatever order a dot product sums in).
+    gain = ((rolled - held) * B.take(dist, view.colours, 0)).sum(-1)
+    reroll = legal[:, dice.REROLL] & (gain > prm.reroll_margin)
+    keep = B.where(reroll, dice.REROLL, dice.KEEP)
+    entry = _entry(B, prm, view, legal, table, misthrow)
+    return B.where(view.phase == dice.CHOOSE, choose,
+                   B.where(view.phase == dice.REROLL_DECISION, keep, entry))
+
+
+def _cards(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
+           row_best: Any, misthrow: Any) -> Any:
+    """Card play (each play's announced value and colours scored by its best write, or
+    the misthrow) and entry, by phase."""
+    value, colours = play_announcements(view)
+    at = B.clip(value, 0, TOP)[:, None, :]
+    best = B.take_along(row_best, at + B.zeros((1, NR, 1), B.int64), -1)  # (b, 3, plays)
+    row_bits = (colours[:, None, :] >> T["fields"][:NR, None]) & 1
+    usable = (row_bits > 0) & ((value >= 1) & (value <= TOP))[:, None, :]
+    best = B.maximum(B.amax(B.where(usable, best, -np.inf), 1), misthrow[:, None])
+    play = B.where(legal[:, cards.SINGLE_FIRST:], best, -np.inf).argmax(-1) + cards.SINGLE_FIRST
+    entry = _entry(B, prm, view, legal, table, misthrow)
+    return B.where(view.phase == cards.PLAY, play, entry)
+
+
+def decide(tables: SegmentTables, game: str, view: BatchView, legal: Any) -> Any:
+    """The expert's actions ``(B,)`` for a batch view of ``game`` and its legal actions
+    ``(B, A)`` (bool), in the view's kind of array: the scalar expert's choices on every
+    row with two or more legal actions (what the others get is ignored)."""
+    B = view.backend
+    T = _tables_on(tables, B)
+    table, row_best, misthrow = _analyse(B, T, tables.params, view)
+    decide_game = _dice if game == "dice" else _cards
+    return decide_game(B, T, tables.params, view, legal, table, row_best, misthrow)
