@@ -162,8 +162,9 @@ class Backend:
         """``numpy.take_along_axis``: ``index`` (int64, same rank as ``x``) along ``axis``."""
         raise NotImplementedError
 
-    def put_along(self, x: Any, index: Any, value: float, axis: int) -> None:
-        """Set ``x`` to ``value`` in place where ``index`` points along ``axis``."""
+    def put_along(self, x: Any, index: Any, value: Any, axis: int) -> None:
+        """Set ``x`` in place to ``value`` (a number, or an array shaped like ``index``)
+        where ``index`` (int64, no repeats along ``axis``) points along ``axis``."""
         raise NotImplementedError
 
     def popcount(self, x: Any) -> Any:
@@ -180,16 +181,6 @@ class Backend:
 
     def take(self, x: Any, index: Any, axis: int) -> Any:
         """``x`` indexed by the int64 array ``index`` along ``axis`` (like ``numpy.take``)."""
-        raise NotImplementedError
-
-    def take_along(self, x: Any, index: Any) -> Any:
-        """``x[..., index[..., j]]`` for each ``j``: the int64 ``index`` picks along the last
-        axis (like ``numpy.take_along_axis``)."""
-        raise NotImplementedError
-
-    def put_along(self, x: Any, index: Any, values: Any) -> None:
-        """``x[..., index[..., j]] = values[..., j]`` in place (``index`` int64, no repeats
-        along the last axis)."""
         raise NotImplementedError
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
@@ -381,12 +372,6 @@ class NumpyBackend(Backend):
     def take(self, x, index, axis):
         return np.take(x, index, axis=axis)
 
-    def take_along(self, x, index):
-        return np.take_along_axis(x, index, -1)
-
-    def put_along(self, x, index, values):
-        np.put_along_axis(x, index, values, -1)
-
     def empty(self, shape, dtype):
         return np.empty(shape, dtype=dtype)
 
@@ -539,12 +524,6 @@ class TorchBackend(Backend):
     def take(self, x, index, axis):
         flat = self.torch.index_select(x, axis, index.reshape(-1))
         return flat.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
-
-    def take_along(self, x, index):
-        return self.torch.gather(x, -1, index)
-
-    def put_along(self, x, index, values):
-        x.scatter_(-1, index, values)
 
     def empty(self, shape, dtype):
         return self.torch.empty(tuple(shape), dtype=dtype, device=self.device)

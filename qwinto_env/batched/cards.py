@@ -436,14 +436,14 @@ class BatchedCardGame(BatchedGame):
         """Each game's covered cards in their order in ``decks`` (N, 32), then the others:
         a uniform random order of them when the decks are uniform permutations."""
         B = self.backend
-        covered = B.take_along(self.covered, decks)  # whether decks[n, i] is covered
+        covered = B.take_along(self.covered, decks, -1)  # whether decks[n, i] is covered
         # Each card's place: covered ones in deck order, then the others. int8 (places
         # are below 32) halves the cost of these full-batch steps on a CPU.
         before = B.astype(covered, B.int8).cumsum(-1, dtype=B.int8)  # covered up to i
         others = self._positions - before + before[:, DECK_SIZE - 1:]
         place = B.where(covered, before - 1, others)
         out = B.empty(tuple(decks.shape), B.int64)
-        B.put_along(out, B.astype(place, B.int64), decks)
+        B.put_along(out, B.astype(place, B.int64), decks, -1)
         return out
 
     # -- observations ----------------------------------------------------------------------
