@@ -55,6 +55,10 @@ class Agent(abc.ABC):
     name: str = "agent"
     #: Whether :meth:`act_batch` decides a whole batch without a per-game Python loop.
     supports_batch: bool = False
+    #: Whether :meth:`act_batch` also takes torch tensors (any device) and answers with a
+    #: tensor on that device, without a host sync: such an agent plays inside the torch
+    #: trainer's rollout on a GPU without stalling it.
+    accepts_tensors: bool = False
 
     def __init__(self, game: str = "dice", num_players: int = 2):
         self.game = game

@@ -204,6 +204,7 @@ class ExpertAgent(DecodingAgent):
 
     name = "expert"
     supports_batch = True
+    accepts_tensors = True
 
     def __init__(self, game: str = "dice", num_players: int = 2,
                  params: ExpertParams | None = None, **overrides: float):

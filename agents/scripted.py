@@ -55,6 +55,7 @@ class RandomAgent(Agent):
 
     name = "random"
     supports_batch = True
+    accepts_tensors = True
 
     def __init__(self, game: str = "dice", num_players: int = 2):
         super().__init__(game, num_players)
@@ -93,6 +94,7 @@ class GreedyAgent(DecodingAgent):
 
     name = "greedy"
     supports_batch = True
+    accepts_tensors = True
 
     def __init__(self, game: str = "dice", num_players: int = 2, tolerance: float = 1.5):
         super().__init__(game, num_players)

@@ -2,8 +2,11 @@
 
 Games are dealt out by the shares in :class:`~agents.trainers.config.OpponentConfig`:
 ``self_play`` games seat the learner everywhere; the other games seat the learner once
-and one opponent in every other seat, drawn per game from the snapshots (their share
-split evenly over the snapshots kept) and the scripted specs (each its own share). A
+and one opponent in every other seat. The ``sb3`` trainer draws that opponent per game
+(:meth:`OpponentPool.draw`: the snapshots' share split evenly over the snapshots kept,
+each scripted spec its own share); the ``torch`` trainer gives each opponent a fixed
+share of its game slots (:meth:`OpponentPool.split`), so that its rollout handles every
+opponent by fixed index sets, which a GPU runs without waiting on the host. A
 snapshot is a frozen copy of the learner's network taken every ``snapshot_every``
 learner steps; the pool keeps the newest ``pool_size``. Mixing old selves with fixed
 bots keeps the learner from over-fitting one opponent or forgetting how to beat the
@@ -21,7 +24,7 @@ import torch
 
 from ..base import Agent
 from ..load import load
-from ..policy import PolicyNetwork
+from ..policy import PolicyAgent, PolicyNetwork
 from .config import OpponentConfig
 
 
@@ -40,10 +43,8 @@ class OpponentPool:
     def __init__(self, cfg: OpponentConfig, game: str, num_players: int, seed: int):
         self.cfg = cfg
         self.rng = np.random.default_rng(seed)
-        self.scripted = [Opponent(spec, agent=load(spec, game=game, num_players=num_players))
-                         for spec in cfg.scripted if cfg.scripted[spec] > 0]
-        for i, opp in enumerate(self.scripted):
-            opp.agent.reset(seed=seed + 1 + i)
+        self.scripted = [_scripted(spec, game, num_players, seed + 1 + i) for i, spec in
+                         enumerate(s for s in cfg.scripted if cfg.scripted[s] > 0)]
         self.snapshots: list[Opponent] = []
         self.snapshot_count = 0
 
@@ -60,12 +61,23 @@ class OpponentPool:
 
     def add_snapshot(self, network: PolicyNetwork) -> None:
         """Freeze a copy of ``network`` into the pool (dropping the oldest beyond pool_size)."""
-        frozen = copy.deepcopy(network).eval()
-        for p in frozen.parameters():
-            p.requires_grad_(False)
+        frozen = _frozen(copy.deepcopy(network))
         self.snapshot_count += 1
         self.snapshots.append(Opponent(f"snapshot-{self.snapshot_count}", network=frozen))
         del self.snapshots[:-max(1, self.cfg.pool_size)]
+
+    def split(self, games: int) -> list[tuple[str, int]]:
+        """How many of ``games`` opponent games go to the snapshots (``"snapshots"``, first)
+        and to each scripted spec, by the configured shares (largest remainders)."""
+        shares = ([("snapshots", self.cfg.snapshots)] if self.cfg.snapshots > 0 else []) + \
+            [(o.name, self.cfg.scripted[o.name]) for o in self.scripted]
+        total = sum(share for _, share in shares)
+        exact = [games * share / total for _, share in shares]
+        counts = [int(x) for x in exact]
+        by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
+        for i in by_remainder[:games - sum(counts)]:
+            counts[i] += 1
+        return [(name, n) for (name, _), n in zip(shares, counts)]
 
     def draw(self, k: int) -> np.ndarray:
         """Opponent ids for ``k`` new opponent games, by the configured shares."""
@@ -77,15 +89,16 @@ class OpponentPool:
             raise RuntimeError("the pool has no opponent with a positive share")
         return self.rng.choice(len(weights), size=k, p=weights / weights.sum())
 
-    @torch.no_grad()
     def act(self, opponent: int, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Actions of opponent ``opponent`` for observations/masks ``(B, ...)`` on any device."""
-        entry = self.entries[opponent]
-        if entry.network is not None:
-            logits, _ = entry.network(obs)
-            return logits.masked_fill(~mask, -torch.inf).argmax(dim=1)
-        actions = entry.agent.act_batch(obs.cpu().numpy(), mask.cpu().numpy().astype(np.int8))
-        return torch.as_tensor(actions, device=obs.device)
+        """Actions of opponent id ``opponent`` (an index of :attr:`entries`)."""
+        return play(self.entries[opponent], obs, mask)
+
+    def to(self, device: torch.device) -> "OpponentPool":
+        """Move the networks (checkpoint opponents) to ``device``."""
+        for o in self.scripted:
+            if o.network is not None:
+                o.network.to(device)
+        return self
 
     def state_dict(self) -> dict[str, Any]:
         return {"snapshots": [(o.name, o.network.state_dict()) for o in self.snapshots],
@@ -94,10 +107,41 @@ class OpponentPool:
     def load_state_dict(self, state: dict[str, Any], template: PolicyNetwork) -> None:
         self.snapshots = []
         for name, weights in state["snapshots"]:
-            net = copy.deepcopy(template).eval()
+            net = copy.deepcopy(template)
             net.load_state_dict(weights)
-            for p in net.parameters():
-                p.requires_grad_(False)
-            self.snapshots.append(Opponent(name, network=net))
+            self.snapshots.append(Opponent(name, network=_frozen(net)))
         self.snapshot_count = state["snapshot_count"]
         self.rng.bit_generator.state = state["rng"]
+
+
+def _scripted(spec: str, game: str, num_players: int, seed: int) -> Opponent:
+    """A scripted opponent; a checkpoint plays through its network (on the learner's
+    device), like a snapshot."""
+    agent = load(spec, game=game, num_players=num_players)
+    agent.reset(seed=seed)
+    if isinstance(agent, PolicyAgent) and agent.deterministic:
+        return Opponent(spec, network=_frozen(agent.network))
+    return Opponent(spec, agent=agent)
+
+
+def _frozen(network: PolicyNetwork) -> PolicyNetwork:
+    network.eval()
+    for p in network.parameters():
+        p.requires_grad_(False)
+    return network
+
+
+@torch.no_grad()
+def play(opponent: Opponent, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``opponent``'s actions for observations and bool masks ``(B, ...)`` on any device.
+
+    Networks and agents that decide tensors on their device (``accepts_tensors``: random,
+    greedy, expert) make no host sync; any other agent is asked on the host.
+    """
+    if opponent.network is not None:
+        logits, _ = opponent.network(obs)
+        return logits.masked_fill(~mask, -torch.inf).argmax(dim=1)
+    if opponent.agent.accepts_tensors:
+        return opponent.agent.act_batch(obs, mask)
+    actions = opponent.agent.act_batch(obs.cpu().numpy(), mask.cpu().numpy().astype(np.int8))
+    return torch.as_tensor(actions, device=obs.device)

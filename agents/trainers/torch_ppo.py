@@ -13,8 +13,14 @@ again in every epoch.
 
 Learner streams (:class:`Seating`): every game slot of the batch is either a self-play
 game (the learner plays every seat, parameters shared) or an opponent game (the learner
-plays one seat, an opponent from :class:`~agents.trainers.pool.OpponentPool` all others,
-redrawn when the game ends). Each learner seat is one stream of the rollout.
+plays one seat, an opponent from :class:`~agents.trainers.pool.OpponentPool` all others;
+each opponent keeps its share of the slots for the whole run). Each learner seat is one
+stream of the rollout.
+
+No host syncs: the rollout selects rows by fixed index sets, asks every opponent for
+all its rows at every step (its forced rows included), and sums the episode statistics
+on the device, so a GPU never waits on Python within an update (``tests/test_gpu_ready.py``
+counts the reads; ``ppo.decisions_only`` is the exception, one read per step).
 
 About two steps in five leave a seat nothing to decide (its one legal action is the
 pass). Such a step adds nothing to the policy gradient; by default it stays in the
@@ -33,7 +39,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import numpy as np
 import torch
 
 from qwinto_env.batched import BATCHED_GAMES
@@ -41,7 +46,7 @@ from qwinto_env.batched import BATCHED_GAMES
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .imitation import collect, pretrain
-from .pool import OpponentPool
+from .pool import Opponent, OpponentPool, play
 from .run import Bookkeeping, Run, init_network
 
 MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term exactly 0
@@ -98,30 +103,44 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
 
 @dataclass
 class Seating:
-    """Who plays which seat of the batch. Game slots ``[0, N - opponent_games)`` are
-    self-play (the learner in every seat); each of the others seats the learner once, in
-    seat ``slot % P``, and opponent ``opponent_of[slot]`` of the pool in all others
-    (``opponent_of`` is -1 in self-play games). Each learner seat is one stream."""
+    """Who plays which seat of the batch, fixed for the run. Game slots ``[0, N -
+    opponent_games)`` are self-play (the learner in every seat); each of the others seats
+    the learner once, in seat ``slot % P``, and one opponent in all others: each
+    opponent its own run of slots (``groups``). Each learner seat is one stream.
 
-    learner: torch.Tensor      # (N, P) bool
-    opponent_of: torch.Tensor  # (N,) int64
-    opponent_games: int
+    Every index set is fixed, so the rollout selects rows by ``index_select`` and never by
+    a mask whose size the host would have to read from the device."""
+
+    learner: torch.Tensor        # (N, P) bool
+    learner_rows: torch.Tensor   # (S,) the learner seats' rows of the flat (N * P) batch
+    opponent_game: torch.Tensor  # (N,) bool
+    groups: list[tuple[str, torch.Tensor]]  # per opponent, the flat rows of its seats
 
     @classmethod
-    def deal(cls, num_games: int, num_players: int, opponent_share: float,
+    def deal(cls, num_games: int, num_players: int, split: list[tuple[str, int]],
              device: torch.device) -> "Seating":
-        n_opp = int(round(num_games * opponent_share)) if num_players > 1 else 0
+        """``split``: ``(opponent, games)`` in slot order (:meth:`OpponentPool.split`)."""
+        n_opp = sum(n for _, n in split) if num_players > 1 else 0
         learner = torch.ones(num_games, num_players, dtype=torch.bool, device=device)
-        if n_opp:
-            slots = torch.arange(num_games - n_opp, num_games, device=device)
-            learner[slots] = False
-            learner[slots, slots % num_players] = True
-        return cls(learner, torch.full((num_games,), -1, dtype=torch.long, device=device),
-                   n_opp)
+        slots = torch.arange(num_games - n_opp, num_games, device=device)
+        learner[slots] = False
+        learner[slots, slots % num_players] = True
+        groups, start = [], num_games - n_opp
+        for name, n in split if n_opp else []:
+            games = torch.arange(start, start + n, device=device)
+            seats = (~learner[games]).nonzero()
+            groups.append((name, games[seats[:, 0]] * num_players + seats[:, 1]))
+            start += n
+        return cls(learner, learner.reshape(-1).nonzero().squeeze(1),
+                   ~learner.all(dim=1), groups)
 
     @property
     def streams(self) -> int:
-        return int(self.learner.sum())
+        return len(self.learner_rows)
+
+    @property
+    def opponent_games(self) -> int:
+        return int((~self.learner.all(dim=1)).sum())
 
 
 class Samples(NamedTuple):
@@ -185,15 +204,17 @@ class TorchPPO:
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate,
                                           eps=1e-5)
         self.pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players,
-                                 cfg.run.seed)
+                                 cfg.run.seed).to(device)
+        n_opp = round(self.engine.num_games * self.pool.opponent_share)
         self.seats = Seating.deal(self.engine.num_games, cfg.env.num_players,
-                                  self.pool.opponent_share, device)
+                                  self.pool.split(n_opp), device)
         S = self.seats.streams
         self.storage = Rollout.allocate(cfg.ppo.rollout_steps, S, self.net.input_size,
                                         self.engine.num_actions, device)
         self.every_seat = torch.ones(S, dtype=torch.bool, device=device)
         self.seat_index = torch.arange(S, device=device)
-        self.episodes = Episodes()
+        self.episodes = Episodes(device)
+        self._plan: tuple[tuple[int, ...], list[tuple[Opponent, torch.Tensor]]] = ((), [])
 
     @property
     def snapshots(self) -> bool:
@@ -216,37 +237,56 @@ class TorchPPO:
             run.log(0, pretrain(self.net, collect(cfg, progress), cfg, self.device, progress))
         if not resume and self.snapshots:
             self.pool.add_snapshot(self.net)
-        n_opp = self.seats.opponent_games
-        if n_opp:
-            self.seats.opponent_of[-n_opp:] = torch.as_tensor(self.pool.draw(n_opp),
-                                                              device=self.device)
         return step
 
     def rollout(self) -> None:
-        """``ppo.rollout_steps`` engine steps of every game into the storage; opponents of
-        games that end are redrawn."""
+        """``ppo.rollout_steps`` engine steps of every game into the storage.
+
+        Nothing here reads a value from the device (``tests/test_gpu_ready.py`` counts),
+        unless ``ppo.decisions_only`` picks the deciding rows (one read per step)."""
         seats, store, pc = self.seats, self.storage, self.pc
-        N, P = seats.learner.shape
+        rows_of = seats.learner_rows
+        plan = self._opponent_plan()
         for t in range(pc.rollout_steps):
-            obs, masks = self.engine.observations(), self.engine.action_masks() > 0
-            own_masks = masks[seats.learner]
+            obs, masks = _flat(self.engine.observations()), _flat(self.engine.action_masks() > 0)
+            own_masks = masks.index_select(0, rows_of)
             decides, rows = self._deciding(own_masks)
-            inputs, action, logp, value = self._sample(obs[seats.learner].index_select(0, rows),
-                                                       own_masks.index_select(0, rows))
-            joint = masks.to(torch.int8).argmax(dim=2)  # the only legal action, if one
-            own_actions = joint[seats.learner].index_copy_(0, rows, action)
-            joint[seats.learner] = own_actions
-            _opponents_act(self.pool, joint, obs, masks, seats.learner, seats.opponent_of)
-            out = self.engine.step(joint, validate=False)
+            inputs, action, logp, value = self._sample(
+                obs.index_select(0, rows_of).index_select(0, rows), own_masks.index_select(0, rows))
+            joint = masks.to(torch.int8).argmax(dim=1)  # the only legal action, if one
+            own_actions = joint.index_select(0, rows_of).index_copy_(0, rows, action)
+            joint.index_copy_(0, rows_of, own_actions)
+            for opponent, opp_rows in plan:
+                joint.index_copy_(0, opp_rows, play(opponent, obs.index_select(0, opp_rows),
+                                                    masks.index_select(0, opp_rows)))
+            out = self.engine.step(joint.reshape(seats.learner.shape), validate=False)
             # Rows left out keep stale inputs and values: they are never trained on.
             store.inputs[t].index_copy_(0, rows, inputs)
             store.logp[t].index_copy_(0, rows, logp)
             store.values[t].index_copy_(0, rows, value)
             store.masks[t], store.actions[t], store.decides[t] = own_masks, own_actions, decides
-            store.rewards[t] = out.rewards[seats.learner] * pc.reward_scale
-            store.ends[t] = out.terminated[:, None].expand(N, P)[seats.learner].float()
-            if len(out.done_index):
-                self._games_ended(out)
+            store.rewards[t] = _flat(out.rewards).index_select(0, rows_of) * pc.reward_scale
+            store.ends[t] = _flat(out.terminated[:, None].expand(seats.learner.shape)) \
+                .index_select(0, rows_of).float()
+            self.episodes.record(out, seats.learner, seats.opponent_game)
+
+    def _opponent_plan(self) -> list[tuple[Opponent, torch.Tensor]]:
+        """Who plays which opponent rows now: each scripted opponent its group; the snapshot
+        group split into ``pool_size`` runs, run ``j`` played by snapshot ``j`` modulo the
+        snapshots kept (planned again when a snapshot joins, between updates)."""
+        key = tuple(id(o) for o in self.pool.snapshots)
+        if key != self._plan[0]:
+            plan: dict[int, tuple[Opponent, list[torch.Tensor]]] = {}
+            scripted = {o.name: o for o in self.pool.scripted}
+            for name, rows in self.seats.groups:
+                if name != "snapshots":
+                    plan[id(scripted[name])] = (scripted[name], [rows])
+                    continue
+                for j, part in enumerate(torch.tensor_split(rows, self.cfg.opponents.pool_size)):
+                    snap = self.pool.snapshots[j % len(self.pool.snapshots)]
+                    plan.setdefault(id(snap), (snap, []))[1].append(part)
+            self._plan = (key, [(o, torch.cat(parts)) for o, parts in plan.values()])
+        return self._plan[1]
 
     def _deciding(self, own_masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Which learner seats are trained on at this step, as a mask and as rows."""
@@ -265,23 +305,15 @@ class TorchPPO:
         logp = torch.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
         return inputs, action, logp, value
 
-    def _games_ended(self, out: Any) -> None:
-        seats = self.seats
-        self.episodes.record(out, seats.learner, seats.opponent_of)
-        ended_opp = out.done_index[seats.opponent_of[out.done_index] >= 0]
-        if len(ended_opp):
-            seats.opponent_of[ended_opp] = torch.as_tensor(self.pool.draw(len(ended_opp)),
-                                                           device=self.device)
-
     @torch.no_grad()
     def advantages(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """GAE advantages and value targets of the rollout (over each stream's decisions
         with ``decisions_only``, see :func:`decision_advantages`), and the flat rows of
         the storage to train on."""
-        learner, store, pc = self.seats.learner, self.storage, self.pc
-        next_obs, next_masks = self.engine.observations(), self.engine.action_masks() > 0
-        next_masks = next_masks[learner]
-        _, next_value = masked_logits(self.net, self.net.encode(next_obs[learner]), next_masks)
+        rows_of, store, pc = self.seats.learner_rows, self.storage, self.pc
+        next_obs = _flat(self.engine.observations()).index_select(0, rows_of)
+        next_masks = _flat(self.engine.action_masks() > 0).index_select(0, rows_of)
+        _, next_value = masked_logits(self.net, self.net.encode(next_obs), next_masks)
         next_decides = next_masks.sum(dim=1) > 1 if pc.decisions_only else self.every_seat
         adv, returns, trained = decision_advantages(
             store.rewards, store.ends, store.values, store.decides, next_value, next_decides,
@@ -344,46 +376,41 @@ def decision_advantages(rewards: torch.Tensor, ends: torch.Tensor, values: torch
     return adv, returns, trained
 
 
-def _opponents_act(pool: OpponentPool, joint: torch.Tensor, obs: torch.Tensor,
-                   masks: torch.Tensor, learner: torch.Tensor, opponent_of: torch.Tensor) -> None:
-    """Fill in the actions of every opponent seat that has a decision to make."""
-    deciding = ~learner & (masks.sum(dim=2) > 1)
-    if not bool(deciding.any()):
-        return
-    for opponent in torch.unique(opponent_of[deciding.any(dim=1)]).tolist():
-        seats = deciding & (opponent_of == opponent)[:, None]
-        joint[seats] = pool.act(opponent, obs[seats], masks[seats])
+def _flat(x: torch.Tensor) -> torch.Tensor:
+    """``(N, P, ...)`` as ``(N * P, ...)``: one row per game and seat."""
+    return x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
 
 
 class Episodes:
-    """The learner's games that ended since the last report."""
+    """The learner's games that ended since the last report, summed on the device (a
+    read per step would make a GPU wait; :meth:`report` reads once)."""
 
-    def __init__(self) -> None:
-        self.scores: list[float] = []  # final scores of the learner's seats
-        self.wins: list[float] = []    # its results in opponent games (a draw: 0.5)
+    def __init__(self, device: torch.device) -> None:
+        # learner scores, learner seats ended, results in opponent games, opponent games
+        self.sums = torch.zeros(4, dtype=torch.float64, device=device)
 
-    def record(self, out: Any, learner: torch.Tensor, opponent_of: torch.Tensor) -> None:
-        ended = out.done_index
-        finals = out.final_scores.float()
-        seats = learner[ended]
-        self.scores.extend(finals[seats].tolist())
-        in_opp = opponent_of[ended] >= 0
-        if bool(in_opp.any()):
-            own = finals[in_opp][seats[in_opp]]
-            best_other = finals[in_opp].masked_fill(seats[in_opp], -1e9).max(dim=1).values
-            self.wins.extend(((own > best_other).float()
-                              + 0.5 * (own == best_other).float()).tolist())
+    def record(self, out: Any, learner: torch.Tensor, opponent_game: torch.Tensor) -> None:
+        """Add the games that ended at step ``out`` (a draw counts half a win)."""
+        ended = out.terminated
+        finals = out.scores_at_end.to(self.sums.dtype)
+        seats = learner & ended[:, None]
+        opp = ended & opponent_game
+        own = (finals * learner).sum(dim=1)  # an opponent game has one learner seat
+        best_other = finals.masked_fill(learner, -1e9).amax(dim=1)
+        result = (own > best_other).to(finals.dtype) + 0.5 * (own == best_other).to(finals.dtype)
+        self.sums += torch.stack([(finals * seats).sum(), seats.sum().to(finals.dtype),
+                                  (result * opp).sum(), opp.sum().to(finals.dtype)])
 
     def report(self, logs: dict[str, float]) -> dict[str, str]:
         """Add the means since the last report to ``logs`` and forget them; the postfix
         to show (empty when no game ended)."""
-        if not self.scores:
+        scores, games, wins, opponent_games = self.sums.tolist()
+        self.sums.zero_()
+        if not games:
             return {}
-        logs["train/episode_score"] = float(np.mean(self.scores))
-        if self.wins:
-            logs["train/opponent_game_win_rate"] = float(np.mean(self.wins))
-        self.scores.clear()
-        self.wins.clear()
+        logs["train/episode_score"] = scores / games
+        if opponent_games:
+            logs["train/opponent_game_win_rate"] = wins / opponent_games
         return {"score": f"{logs['train/episode_score']:.1f}"}
 
 
