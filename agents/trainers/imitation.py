@@ -7,8 +7,8 @@ minute; PPO then improves on the demonstrator instead of re-deriving it. The val
 head is fitted at the same time to the (scaled) score still to come, so the critic
 starts consistent with the policy it criticises.
 
-Demonstrations come from self-play games of the demonstrator on the single-game
-engine; only decision points (more than one legal action) are kept.
+Demonstrations come from self-play games of the demonstrator, played side by side on
+the batched engine; only decision points (more than one legal action) are kept.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from qwinto_env.parallel import GAMES
+from qwinto_env.batched import BATCHED_GAMES
 
 from ..load import load
 from ..policy import PolicyNetwork
@@ -37,41 +37,41 @@ class Demonstrations:
 
 
 def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
-    """Play ``imitation.games`` self-play games of the demonstrator and record its choices."""
-    ic, game_name, P = cfg.imitation, cfg.env.game, cfg.env.num_players
+    """Play ``imitation.games`` self-play games of the demonstrator and record its choices.
+
+    The games run side by side on the batched engine (game ``g`` starts with seat ``g %
+    P``); the demonstrator decides every game's decision points at once
+    (:meth:`~agents.base.Agent.act_batch`), and each slot's first game is kept.
+    """
+    ic, game_name, P, G = cfg.imitation, cfg.env.game, cfg.env.num_players, cfg.imitation.games
     agent = load(ic.demonstrator, game=game_name, num_players=P)
     agent.reset(seed=cfg.run.seed)
-    engine = GAMES[game_name](num_players=P)
-    index = [engine.observation_index(s) for s in range(P)]
-    obs, masks, actions, seats, games, scores_then, finals = [], [], [], [], [], [], []
-    mask = np.zeros(engine.num_actions, dtype=bool)
-    for g in tqdm(range(ic.games), desc=f"demonstrations ({ic.demonstrator})", unit="game",
-                  disable=not progress):
-        engine.reset(seed=cfg.run.seed * 1_000_003 + g, start_player=g % P)
-        while not engine.done:
-            feats, scores, joint = engine.features(), engine.scores(), []
-            for s in range(P):
-                legal = engine.legal_actions(s)
-                if len(legal) == 1:
-                    joint.append(legal[0])
-                    continue
-                mask[:] = False
-                mask[legal] = True
-                o = feats[index[s]]
-                a = agent.act(o, mask.astype(np.int8))
-                obs.append(o)
-                masks.append(mask.copy())
-                actions.append(a)
-                seats.append(s)
-                games.append(g)
-                scores_then.append(scores[s])
-                joint.append(a)
-            engine.step(joint)
-        finals.append(engine.scores())
-    finals = np.asarray(finals, dtype=np.float32)
-    to_come = finals[np.asarray(games), np.asarray(seats)] - np.asarray(scores_then, np.float32)
-    return Demonstrations(np.asarray(obs, np.float32), np.asarray(masks), np.asarray(actions),
-                          to_come.astype(np.float32))
+    engine = BATCHED_GAMES[game_name](G, P, backend="numpy", seed=cfg.run.seed)
+    engine.reset(seed=cfg.run.seed, start_player=np.arange(G) % P)
+    finished, finals = np.zeros(G, dtype=bool), np.zeros((G, P), dtype=np.float32)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "games",
+                                                          "seats", "then")}
+    with tqdm(total=G, desc=f"demonstrations ({ic.demonstrator})", unit="game",
+              disable=not progress) as bar:
+        while not finished.all():
+            obs, masks = engine.observations(), engine.action_masks() > 0
+            actions = masks.argmax(axis=2)  # the only legal action, where there is one
+            g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
+            if len(g):
+                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
+                for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
+                                  ("actions", actions[g, s]), ("games", g), ("seats", s),
+                                  ("then", engine.scores()[g, s])):
+                    parts[key].append(part)
+            out = engine.step(actions)
+            first = ~finished[out.done_index]
+            finals[out.done_index[first]] = out.final_scores[first]
+            finished[out.done_index] = True
+            bar.update(int(first.sum()))
+    demo = {k: np.concatenate(v) for k, v in parts.items()}
+    to_come = finals[demo["games"], demo["seats"]] - demo["then"]
+    return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
+                          demo["actions"].astype(np.int64), to_come.astype(np.float32))
 
 
 def pretrain(network: PolicyNetwork, demos: Demonstrations, cfg: TrainConfig,
