@@ -43,10 +43,10 @@ decision at a time; a seat whose mask has a single legal action (nothing to deci
 plays it without calling its agent. ``engine="batched"`` plays all games at once on the
 batched engine (``qwinto_env.batched``: ``BatchedDiceGame``, ``BatchedCardGame``;
 numpy backend), asking
-each agent once per step for all its seats (``act_batch``); an agent that does not
-``supports_batch`` (``expert``) is asked row by row, and, as on the single
-engine, only where it has a real decision. ``engine="auto"`` (default) picks the batched
-engine when every agent ``supports_batch`` (``random``, ``greedy``, checkpoints). The two engines
+each agent once per step for all its seats that have a real decision in a game not yet
+finished (``act_batch``; an agent that does not ``supports_batch`` answers row by row).
+``engine="auto"`` (default) picks the batched engine when every agent
+``supports_batch`` (``random``, ``greedy``, ``expert``, checkpoints). The two engines
 draw their dice from different generators, so a seed reproduces a table on the same
 engine only.
 """
@@ -85,7 +85,7 @@ __all__ = ["Results", "play", "seating", "summarise", "bradley_terry", "format_t
 BATCHED_RUNNERS: dict[str, Callable[..., dict[str, np.ndarray]]] = {}
 ENGINES = ("auto", "single", "batched")
 #: Games per batch of the batched engine (bounds memory, keeps the progress bar moving).
-BATCH_GAMES = 4096
+BATCH_GAMES = 1024
 
 STATS = ("score", "misthrows", "full_rows", "pentagon_columns")
 
@@ -203,12 +203,17 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
 
 def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of: np.ndarray,
                   seed: int, agent_seeds: np.ndarray,
-                  progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """Play ``games`` games on the batched engine, in batches of ``BATCH_GAMES``.
+                  progress: Callable[[int], None] | None = None,
+                  starts: Sequence[int] | None = None,
+                  batch_games: int | None = None) -> dict[str, np.ndarray]:
+    """Play the games on the batched engine, in batches of ``batch_games`` (by default
+    ``BATCH_GAMES``): those that begin at ``starts``, by default all; the rows of the
+    others stay 0, so the parts that workers play add up.
 
     Slot ``g`` of the batch is game ``g``, seated like the single engine's game ``g``;
     each slot's first finished game is recorded (the engine restarts finished games,
-    their successors are ignored).
+    their successors are ignored). Each batch has its own engine seed and agent seeds, so
+    the games do not depend on which process plays which batch.
     """
     from qwinto_env import batched
     from qwinto_env.view import decode_sheets
@@ -217,10 +222,11 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
     P = num_players
     games = len(seat_of)
     out = {k: np.zeros((games, P), dtype=np.int64) for k in STATS}
-    for e, agent in enumerate(agents):
-        agent.reset(seed=int(agent_seeds[0, e]))
-    for start in range(0, games, BATCH_GAMES):
-        n = min(BATCH_GAMES, games - start)
+    batch_games = batch_games or BATCH_GAMES
+    for start in range(0, games, batch_games) if starts is None else starts:
+        for e, agent in enumerate(agents):
+            agent.reset(seed=int(agent_seeds[start, e]))
+        n = min(batch_games, games - start)
         ids = np.arange(start, start + n)
         engine = engine_class(n, P, backend="numpy", seed=seed + start,
                               final_observations=True)
@@ -232,12 +238,9 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
             obs, masks = engine.observations(), engine.action_masks()
             actions = np.empty((n, P), dtype=np.int64)
             for e, agent in enumerate(agents):
+                # Each agent is asked only for the real decisions of unfinished games
+                # (as on the single engine); elsewhere any legal action does (the first).
                 g, s = where[e]
-                if agent.supports_batch:
-                    actions[g, s] = agent.act_batch(obs[g, s], masks[g, s])
-                    continue
-                # A per-row agent is asked only for real decisions of unfinished games;
-                # elsewhere any legal action does (the first).
                 mask = masks[g, s]
                 chosen = mask.argmax(axis=1)
                 ask = ((mask > 0).sum(axis=1) > 1) & ~finished
@@ -274,16 +277,26 @@ BATCHED_RUNNERS["dice"] = functools.partial(_play_batched, "dice")
 BATCHED_RUNNERS["cards"] = functools.partial(_play_batched, "cards")
 
 
-def _worker(args: tuple) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
+def _worker_agents(specs: Sequence[str], game_name: str, num_players: int) -> list[Agent]:
     # One torch thread per worker: several workers each running torch's default thread
     # count oversubscribe the cores, and torch's threads then mostly wait on each other.
     import torch
 
     torch.set_num_threads(1)
-    agents = [load(s, game=game_name, num_players=num_players) for s in specs]
-    return _play_games(agents, game_name, num_players, game_ids, seat_of, game_seeds,
-                       agent_seeds)
+    return [load(s, game=game_name, num_players=num_players) for s in specs]
+
+
+def _worker(args: tuple) -> dict[str, np.ndarray]:
+    specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
+    return _play_games(_worker_agents(specs, game_name, num_players), game_name, num_players,
+                       game_ids, seat_of, game_seeds, agent_seeds)
+
+
+def _batched_worker(args: tuple) -> dict[str, np.ndarray]:
+    specs, game_name, num_players, seat_of, seed, agent_seeds, starts, batch_games = args
+    return BATCHED_RUNNERS[game_name](_worker_agents(specs, game_name, num_players),
+                                      num_players, seat_of, seed, agent_seeds, starts=starts,
+                                      batch_games=batch_games)
 
 
 def _is_int(value: Any) -> bool:
@@ -370,10 +383,18 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     use_batched = engine == "batched" or (
         engine == "auto" and runner is not None and all(a.supports_batch for a in objs))
     start = time.perf_counter()
-    if use_batched:
+    if use_batched and workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p batched", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
             out = runner(objs, num_players, seat_of, seed, agent_seeds, bar.update)
+    elif use_batched:
+        starts = list(range(0, games, BATCH_GAMES))
+        jobs = [(specs, game, num_players, seat_of, seed, agent_seeds, starts[i::workers],
+                 BATCH_GAMES) for i in range(min(workers, len(starts)))]
+        out = _in_processes(_batched_worker, jobs, [sum(min(BATCH_GAMES, games - s)
+                                                        for s in job[-2]) for job in jobs],
+                            workers, f"{game} {num_players}p batched", progress,
+                            functools.partial(np.sum, axis=0))
     elif workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
@@ -382,19 +403,30 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     else:
         chunks = [list(c) for c in np.array_split(np.arange(games), min(games, workers * 8))]
         jobs = [(specs, game, num_players, c, seat_of, game_seeds, agent_seeds) for c in chunks]
-        parts = []
-        with multiprocessing.get_context("spawn").Pool(workers) as pool, \
-                tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
-                     disable=not progress, file=sys.stderr) as bar:
-            for part, c in zip(pool.imap(_worker, jobs), chunks):
-                parts.append(part)
-                bar.update(len(c))
-        out = {k: np.concatenate([p[k] for p in parts]) for k in STATS}
+        out = _in_processes(_worker, jobs, [len(c) for c in chunks], workers,
+                            f"{game} {num_players}p", progress, np.concatenate)
     seconds = time.perf_counter() - start
     res = Results(names, game, num_players, seed, seconds=seconds, seat=seat_of,
                   **{k: out[k] for k in STATS})
     res.summary = summarise(res)
     return res
+
+
+def _in_processes(worker: Callable[[tuple], dict[str, np.ndarray]], jobs: list[tuple],
+                  sizes: list[int], workers: int, desc: str, progress: bool,
+                  join: Callable[[list[np.ndarray]], np.ndarray]) -> dict[str, np.ndarray]:
+    """``worker`` on each job in ``workers`` processes (``sizes``: games per job, for the
+    progress bar); the parts' arrays joined by ``join`` (concatenated, or summed)."""
+    from tqdm import tqdm
+
+    parts = []
+    with multiprocessing.get_context("spawn").Pool(workers) as pool, \
+            tqdm(total=sum(sizes), desc=desc, unit="game", disable=not progress,
+                 file=sys.stderr) as bar:
+        for part, size in zip(pool.imap(worker, jobs), sizes):
+            parts.append(part)
+            bar.update(size)
+    return {k: join([p[k] for p in parts]) for k in STATS}
 
 
 # -- statistics -------------------------------------------------------------------

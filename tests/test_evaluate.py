@@ -35,6 +35,19 @@ def test_workers_do_not_change_results():
     assert strip_time(one.summary) == strip_time(two.summary)
 
 
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_batched_workers_do_not_change_results(game, monkeypatch):
+    """Batches shared out over processes give the games one process plays."""
+    import agents.evaluate as evaluate
+
+    monkeypatch.setattr(evaluate, "BATCH_GAMES", 4)  # 11 games: batches of 4, 4 and 3
+    kw = dict(game=game, games=11, seed=2, engine="batched", progress=False)
+    one = play(["expert", "random"], **kw)
+    two = play(["expert", "random"], workers=2, **kw)
+    assert (one.score == two.score).all() and (one.full_rows == two.full_rows).all()
+    assert (one.score != 0).all()
+
+
 class StartSpy(RandomAgent):
     """Random play; records, per game, whether it made the game's very first decision."""
 
@@ -199,6 +212,28 @@ class DecisionSpy(GreedyAgent):
     def act(self, observation, action_mask):
         self.asked.append(int(action_mask.sum()))
         return super().act(observation, action_mask)
+
+
+class BatchSpy(GreedyAgent):
+    """Greedy play a batch at a time; records the masks it was asked about."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.asked = []
+
+    def act_batch(self, observations, masks):
+        self.asked.extend(int(m.sum()) for m in masks)
+        return super().act_batch(observations, masks)
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_batched_engine_asks_a_batch_agent_only_real_decisions(game):
+    kw = dict(game=game, games=60, seed=3, progress=False)
+    spy = BatchSpy(game=game)
+    res = play([spy, "random"], engine="batched", **kw)
+    assert spy.asked and min(spy.asked) > 1           # never a forced move
+    row = play([DecisionSpy(game=game), "random"], engine="batched", **kw)
+    assert (row.score == res.score).all()             # the same games as row by row
 
 
 @pytest.mark.parametrize("game", ["dice", "cards"])
