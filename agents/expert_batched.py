@@ -28,6 +28,7 @@ batch, plays forced rows and checks empty masks; :func:`decide` makes no host sy
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -51,6 +52,9 @@ __all__ = ["decide"]
 NF, NR, NC, TOP = rules.NUM_FIELDS, rules.NUM_ROWS, rules.NUM_CELLS, rules.MAX_VALUE
 SLOTS = TOP + 1      # value slots 0..18
 BOUND = TOP + 2      # segment bounds lo, hi in 0..19 (19: no number to the right)
+#: Batch rows whose write table (:func:`_row_best`) is made at once on a CPU: 256 rows
+#: of 27 x 19 float64 (1 MB) stay in the caches; measured fastest of 128..4,096.
+CHUNK = 256
 #: (left, right) field counts of a write inside a segment of at most 9 fields.
 _LR = [(left, right) for left in range(NF) for right in range(NF - left)]
 #: (lo, hi) bounds of a segment.
@@ -230,10 +234,11 @@ def _ending_terms(B: Backend, T: dict, own: dict, rows: Any, v: dict, score: Any
     return ends, const - v["E"][:, None, None], lin
 
 
-def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
-                 v: dict, score: Any) -> Any:
-    """``(b, 27, 19)``: the change of ``E`` of writing value ``v`` into each cell (the
-    exact final score minus ``E`` for a game-ending write), ``-inf`` where illegal."""
+def _coefficients(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
+                  v: dict, score: Any) -> dict[str, Any]:
+    """Per cell (b, 27): what a write there scores as a function of its value,
+    ``alpha + beta * FLR + gamma * G + delta * v`` (:func:`_writes` adds the tables), the
+    write-table key and the values of the cell's column peers (b, 27, 2)."""
     b = rows.shape[0]
     k, pos, first = own["k"], own["pos"], own["first"]
     # q of the other segments: the products of the segments' q (each at its first field)
@@ -255,29 +260,62 @@ def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     pent_const, delta = _pentagon_terms(B, T, prm, v)
     alpha = alpha + pent_const.reshape(b, NR, NF)
     ends, end_const, end_lin = _ending_terms(B, T, own, rows, v, score)
-    alpha = B.where(ends, end_const, alpha).reshape(b, NC, 1)
-    beta = B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1)
-    gamma = B.where(ends, 0.0, gamma).reshape(b, NC, 1)
-    delta = B.where(ends, B.astype(end_lin, B.float64), delta.reshape(b, NR, NF))
     split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
     key = T["pair"][own["lo"] * BOUND + own["hi"]] + T["lr"][split]
-    key = B.where(own["written"], T["written_key"], key).reshape(b, NC)
-    flr, g, pen = (B.take(part, key, 0) for part in T["write"])
+    return {
+        "alpha": B.where(ends, end_const, alpha).reshape(b, NC, 1),
+        "beta": B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1),
+        "gamma": B.where(ends, 0.0, gamma).reshape(b, NC, 1),
+        "delta": B.where(ends, B.astype(end_lin, B.float64),
+                         delta.reshape(b, NR, NF)).reshape(b, NC, 1),
+        "key": B.where(own["written"], T["written_key"], key).reshape(b, NC),
+        "peers": B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)}
+
+
+def _writes(B: Backend, T: dict, w: dict, values: Any = None) -> Any:
+    """``(b, 27, m)``: the change of ``E`` of writing each value slot of ``values``
+    (b, m) into each cell, or of every value 0..18 (m = 19) when ``values`` is None
+    (the exact final score minus ``E`` for a game-ending write); ``-inf`` where illegal."""
+    key = w["key"]
+    if values is not None:  # gathers from the flat tables at (key, value)
+        key = key[..., None] * SLOTS + values[:, None, :]
+    flr, g, pen = (B.take(part if values is None else B.flat(part), key, 0)
+                   for part in T["write"])
     d = flr
-    d *= beta
-    d += alpha
-    g *= gamma
+    d *= w["beta"]
+    d += w["alpha"]
+    g *= w["gamma"]
     d += g
-    d += delta.reshape(b, NC, 1) * T["values"]
+    d += w["delta"] * (T["values"] if values is None else B.astype(values, B.float64)[:, None])
     d += pen
-    peer_values = B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)
-    B.put_along(d, peer_values, -np.inf, -1)
+    if values is None:
+        B.put_along(d, w["peers"], -np.inf, -1)
+        return d
+    for i in range(w["peers"].shape[-1]):  # a value a column peer holds (0: none, illegal)
+        d = B.where(values[:, None, :] == w["peers"][..., i:i + 1], -np.inf, d)
     return d
 
 
-def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> tuple[Any, Any, Any]:
-    """The write table ``(b, 27, 19)``, its best per row and value ``(b, 3, 19)`` and the
-    misthrow's value ``(b,)`` of every row's own sheet (the scalar ``_analyse``)."""
+def _row_best(B: Backend, T: dict, w: dict) -> Any:
+    """``(b, 3, 19)``: per row of the sheet and value, the best write (:func:`_writes`).
+    On a CPU the table is made :data:`CHUNK` batch rows at a time, so that it stays in
+    the caches (a whole batch's goes to memory and back at every operation)."""
+    b = w["key"].shape[0]
+    chunk = CHUNK if str(B.device) == "cpu" else b
+    parts = []
+    for s in range(0, b, chunk):
+        table = _writes(B, T, {name: x[s:s + chunk] for name, x in w.items()})
+        by_field = table.reshape(-1, NR, NF, SLOTS)
+        best = by_field[:, :, 0]
+        for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
+            best = B.maximum(best, by_field[:, :, f])
+        parts.append(best)
+    return parts[0] if len(parts) == 1 else B.concat(parts, 0)
+
+
+def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> dict[str, Any]:
+    """Per batch row, the write coefficients of its own sheet (:func:`_coefficients`) and
+    the misthrow's value ``(b,)`` (the scalar ``_analyse``, short of the table)."""
     b, n = view.cells.shape[:2]
     seats = _segments(B, T, view.cells.reshape(b, n, NR, NF))
     _, Q_all, empty_all = _row_totals(B, seats)
@@ -288,32 +326,27 @@ def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> tuple[Any, Any, 
     misthrows = view.misthrows[:, 0]
     v = _sheet_value(B, T, prm, own, rows, phi, misthrows)
     score = sheet_scores(view.cells[:, 0], misthrows)
-    table = _write_table(B, T, prm, own, rows, phi, v, score)
+    w = _coefficients(B, T, prm, own, rows, phi, v, score)
     fourth = sheet_scores(view.cells[:, 0], misthrows + 1) - v["E"]
-    misthrow = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
-                       -rules.MISTHROW_PENALTY - prm.misthrow_extra)
-    by_field = table.reshape(b, NR, NF, SLOTS)
-    row_best = by_field[:, :, 0]
-    for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
-        row_best = B.maximum(row_best, by_field[:, :, f])
-    return table, row_best, misthrow
+    w["misthrow"] = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
+                            -rules.MISTHROW_PENALTY - prm.misthrow_extra)
+    return w
 
 
 # -- decisions ---------------------------------------------------------------------------
 
-def _entry(B: Backend, prm: Any, view: BatchView, legal: Any, table: Any,
-           misthrow: Any) -> Any:
+def _entry(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
     """The best legal write of the announced value, or PASS when passing is worth at
     least as much (the misthrow for the active player, ``pass_margin`` for the others)."""
     value = B.clip(view.value, 0, TOP)
-    column = B.take_along(table, value[:, None, None], -1)[..., 0]
+    column = _writes(B, T, w, value[:, None])[..., 0]
     column = B.where(legal[:, :PASS], column, -np.inf)
     best = column.argmax(-1)
-    passing = B.where(view.active == 0, misthrow, prm.pass_margin)
+    passing = B.where(view.active == 0, w["misthrow"], prm.pass_margin)
     return B.where(B.amax(column, -1) > passing, best, PASS)
 
 
-def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
+def _subset_values(B: Backend, row_best: Any, misthrow: Any) -> Any:
     """``(b, 8, 19)``: per dice subset (colour bitmask) and rolled sum, the best write in
     its rows or the misthrow (subset 0 rolls nothing: the misthrow)."""
     best = []
@@ -325,10 +358,9 @@ def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
     return B.concat(best, 1)
 
 
-def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
-          row_best: Any, misthrow: Any) -> Any:
-    """Dice choice (re-roll folded in), re-roll decision and entry, by phase."""
-    vals = _subset_values(B, T, row_best, misthrow)
+def _rolls(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
+    """Dice choice (re-roll folded in) and re-roll decision, by phase."""
+    vals = _subset_values(B, _row_best(B, T, w), w["misthrow"])
     dist = T["dist"]
     ev1 = (vals * dist).sum(-1)
     ev = (B.maximum(vals, (ev1 + prm.reroll_margin)[..., None]) * dist).sum(-1)
@@ -342,32 +374,49 @@ def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any
     gain = ((rolled - held) * B.take(dist, view.colours, 0)).sum(-1)
     reroll = legal[:, dice.REROLL] & (gain > prm.reroll_margin)
     keep = B.where(reroll, dice.REROLL, dice.KEEP)
-    entry = _entry(B, prm, view, legal, table, misthrow)
-    return B.where(view.phase == dice.CHOOSE, choose,
-                   B.where(view.phase == dice.REROLL_DECISION, keep, entry))
+    return B.where(view.phase == dice.CHOOSE, choose, keep)
 
 
-def _cards(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
-           row_best: Any, misthrow: Any) -> Any:
-    """Card play (each play's announced value and colours scored by its best write, or
-    the misthrow) and entry, by phase."""
+def _plays(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
+    """Card play: each play's announced value and colours scored by its best write, or
+    the misthrow."""
     value, colours = play_announcements(view)
     at = B.clip(value, 0, TOP)[:, None, :]
+    row_best = _row_best(B, T, w)
     best = B.take_along(row_best, at + B.zeros((1, NR, 1), B.int64), -1)  # (b, 3, plays)
     row_bits = (colours[:, None, :] >> T["fields"][:NR, None]) & 1
     usable = (row_bits > 0) & ((value >= 1) & (value <= TOP))[:, None, :]
-    best = B.maximum(B.amax(B.where(usable, best, -np.inf), 1), misthrow[:, None])
-    play = B.where(legal[:, cards.SINGLE_FIRST:], best, -np.inf).argmax(-1) + cards.SINGLE_FIRST
-    entry = _entry(B, prm, view, legal, table, misthrow)
-    return B.where(view.phase == cards.PLAY, play, entry)
+    best = B.maximum(B.amax(B.where(usable, best, -np.inf), 1), w["misthrow"][:, None])
+    return B.where(legal[:, cards.SINGLE_FIRST:], best, -np.inf).argmax(-1) + cards.SINGLE_FIRST
+
+
+def _by_phase(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict,
+              deciders: list) -> Any:
+    """Actions ``(b,)``: each ``(mask, decider)`` decides the rows its mask selects (as
+    :meth:`Backend.rows` selects them: only those rows on numpy, every row on torch)."""
+    out = B.zeros(legal.shape[:1], B.int64)
+    for mask, decider in deciders:
+        rows = B.rows(mask)
+        if rows.empty:
+            continue
+        part = dataclasses.replace(view, **{f.name: rows.take(getattr(view, f.name))
+                                            for f in dataclasses.fields(view)
+                                            if getattr(view, f.name) is not None})
+        rows.put(out, decider(B, T, prm, part, rows.take(legal),
+                              {name: rows.take(x) for name, x in w.items()}))
+    return out
 
 
 def decide(tables: SegmentTables, game: str, view: BatchView, legal: Any) -> Any:
     """The expert's actions ``(B,)`` for a batch view of ``game`` and its legal actions
     ``(B, A)`` (bool), in the view's kind of array: the scalar expert's choices on every
-    row with two or more legal actions (what the others get is ignored)."""
+    row with two or more legal actions (what the others get is ignored).
+
+    Entry rows need the write table at the announced value only; the others (dice
+    choice and re-roll, card play) need its best per row and value."""
     B = view.backend
     T = _tables_on(tables, B)
-    table, row_best, misthrow = _analyse(B, T, tables.params, view)
-    decide_game = _dice if game == "dice" else _cards
-    return decide_game(B, T, tables.params, view, legal, table, row_best, misthrow)
+    w = _analyse(B, T, tables.params, view)
+    spec, others = (dice, _rolls) if game == "dice" else (cards, _plays)
+    entry = view.phase == spec.ENTRY
+    return _by_phase(B, T, tables.params, view, legal, w, [(entry, _entry), (~entry, others)])
