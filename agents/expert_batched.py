@@ -135,9 +135,12 @@ def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
 
     Running maxima give them: ``lo`` is the largest number to the left (rows increase),
     ``hi`` the smallest to the right; for an empty field its own slot adds nothing.
+    The scans run in int16 (every number here is below 4,000): several times faster
+    than int64 on a CPU.
     """
+    rows = B.astype(rows, B.int16)
     written = rows > 0
-    idx = T["fields"]
+    idx = B.astype(T["fields"], B.int16)
     lo = B.cummax(rows, -1)
     start = B.cummax(B.where(written, idx + 1, 0), -1)
     hi = -B.flip(B.cummax(B.flip(B.where(written, -rows, -(TOP + 1)), -1), -1), -1)
@@ -145,7 +148,7 @@ def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
     k = B.where(written, 0, end - start + 1)
     lo = B.where(written, 0, lo)
     hi = B.where(written, 1, hi)  # k = 0 between 0 and 1: q = 1, p = 0
-    key = (k * BOUND + lo) * BOUND + hi
+    key = B.astype((k * BOUND + lo) * BOUND + hi, B.int64)
     return {"written": written, "lo": lo, "hi": hi, "k": k, "pos": idx - start,
             "p": B.take(T["P"], key, 0), "q": B.take(T["Q"], key, 0),
             "first": ~written & (idx == start)}
@@ -183,11 +186,12 @@ def _padded(B: Backend, x: Any, pad: Any) -> Any:
     return B.concat([x, B.zeros((x.shape[0], 1), x.dtype) + pad], 1)
 
 
-def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
-                 misthrows: Any) -> dict[str, Any]:
-    """The own sheet's estimate ``E`` and its parts (rows ``(b, 3, 9)``)."""
+def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, totals: tuple, rows: Any,
+                 phi: Any, misthrows: Any) -> dict[str, Any]:
+    """The own sheet's estimate ``E`` and its parts (rows ``(b, 3, 9)``, their
+    :func:`_row_totals`)."""
     b = rows.shape[0]
-    F, Q, empty = _row_totals(B, own)
+    F, Q, empty = totals
     last = rows[..., NF - 1]
     R = B.where(last > 0, last, _rightmost(prm, own["k"][..., NF - 1], own["lo"][..., NF - 1]))
     phi_pow = phi[:, None] ** empty
@@ -261,7 +265,8 @@ def _coefficients(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     alpha = alpha + pent_const.reshape(b, NR, NF)
     ends, end_const, end_lin = _ending_terms(B, T, own, rows, v, score)
     split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
-    key = T["pair"][own["lo"] * BOUND + own["hi"]] + T["lr"][split]
+    key = B.take(T["pair"], B.astype(own["lo"] * BOUND + own["hi"], B.int64), 0) \
+        + B.take(T["lr"], B.astype(split, B.int64), 0)
     return {
         "alpha": B.where(ends, end_const, alpha).reshape(b, NC, 1),
         "beta": B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1),
@@ -318,13 +323,12 @@ def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> dict[str, Any]:
     the misthrow's value ``(b,)`` (the scalar ``_analyse``, short of the table)."""
     b, n = view.cells.shape[:2]
     seats = _segments(B, T, view.cells.reshape(b, n, NR, NF))
-    _, Q_all, empty_all = _row_totals(B, seats)
+    totals = _row_totals(B, seats)
     own = {name: x[:, 0] for name, x in seats.items()}
     rows = view.cells[:, 0].reshape(b, NR, NF)
-    F_total = B.where(own["first"], own["k"] * own["p"], 0.0).sum(-1).sum(-1)
-    phi = _horizon(B, prm, Q_all, empty_all, F_total)
+    phi = _horizon(B, prm, totals[1], totals[2], totals[0][:, 0].sum(-1))
     misthrows = view.misthrows[:, 0]
-    v = _sheet_value(B, T, prm, own, rows, phi, misthrows)
+    v = _sheet_value(B, T, prm, own, [x[:, 0] for x in totals], rows, phi, misthrows)
     score = sheet_scores(view.cells[:, 0], misthrows)
     w = _coefficients(B, T, prm, own, rows, phi, v, score)
     fourth = sheet_scores(view.cells[:, 0], misthrows + 1) - v["E"]
