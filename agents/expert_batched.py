@@ -129,6 +129,23 @@ def _tables_on(tables: SegmentTables, B: Backend) -> dict[str, Any]:
 
 # -- row models --------------------------------------------------------------------------
 
+def _pick(mask: Any, a: Any, b: Any) -> Any:
+    """``where(mask, a, b)`` for finite ``a`` and ``b``, exactly, as arithmetic: a where
+    branches per element and mispredicts on sheets' irregular masks (numpy's and torch's
+    run 4-7x slower than a product on a CPU)."""
+    return a * mask + b * ~mask
+
+
+def _running_max(B: Backend, x: Any, from_right: bool = False) -> Any:
+    """The running maximum of ``x`` along its last axis (a row's 9 fields), from the left
+    or from the right, as 8 maxima of slices (numpy's accumulate over so short an axis
+    is 3-4x slower)."""
+    y = B.copy(x)
+    for f in (range(NF - 2, -1, -1) if from_right else range(1, NF)):
+        y[..., f] = B.maximum(y[..., f], y[..., f + 1 if from_right else f - 1])
+    return y
+
+
 def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
     """Per field of rows ``(..., 9)``: written, its segment's ``lo``, ``hi``, length ``k``
     (0 for a written field) and its position ``pos`` in it; ``p``, ``q`` of the segment.
@@ -140,25 +157,26 @@ def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
     """
     rows = B.astype(rows, B.int16)
     written = rows > 0
+    empty = ~written
+    w, e = B.astype(written, B.int16), B.astype(empty, B.int16)  # 0/1 factors, int16
     idx = B.astype(T["fields"], B.int16)
-    lo = B.cummax(rows, -1)
-    start = B.cummax(B.where(written, idx + 1, 0), -1)
-    hi = -B.flip(B.cummax(B.flip(B.where(written, -rows, -(TOP + 1)), -1), -1), -1)
-    end = -B.flip(B.cummax(B.flip(B.where(written, 1 - idx, -(NF - 1)), -1), -1), -1)
-    k = B.where(written, 0, end - start + 1)
-    lo = B.where(written, 0, lo)
-    hi = B.where(written, 1, hi)  # k = 0 between 0 and 1: q = 1, p = 0
+    start = _running_max(B, (idx + 1) * w)
+    end = -_running_max(B, (1 - idx) * w - (NF - 1) * e, from_right=True)
+    k = (end - start + 1) * e
+    lo = _running_max(B, rows) * e
+    # k = 0 between 0 and 1: q = 1, p = 0
+    hi = w - _running_max(B, -rows - (TOP + 1) * e, from_right=True) * e
     key = B.astype((k * BOUND + lo) * BOUND + hi, B.int64)
     return {"written": written, "lo": lo, "hi": hi, "k": k, "pos": idx - start,
             "p": B.take(T["P"], key, 0), "q": B.take(T["Q"], key, 0),
-            "first": ~written & (idx == start)}
+            "first": empty & (idx == start)}
 
 
 def _row_totals(B: Backend, s: dict) -> tuple[Any, Any, Any]:
     """Per row: expected future fills ``F``, completion probability ``Q`` (the product
     over segments, each counted at its first field) and the number of empty fields."""
-    F = B.where(s["first"], s["k"] * s["p"], 0.0).sum(-1)
-    Q = B.where(s["first"], s["q"], 1.0).prod(-1)
+    F = (s["k"] * s["p"] * s["first"]).sum(-1)
+    Q = _pick(s["first"], s["q"], 1.0).prod(-1)
     return F, Q, (~s["written"]).sum(-1)
 
 
@@ -196,7 +214,7 @@ def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, totals: tuple, rows: 
     R = B.where(last > 0, last, _rightmost(prm, own["k"][..., NF - 1], own["lo"][..., NF - 1]))
     phi_pow = phi[:, None] ** empty
     terms = (NF - empty) + phi[:, None] * F + prm.w_full * phi_pow * Q * (R - 9)
-    p_eff = B.where(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
+    p_eff = _pick(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
     col_P = B.take(p_eff, T["col_cells"], 1).prod(-1)
     pent = T["pent_cells"]
     lo, hi, k, pos = (own[x].reshape(b, NC)[:, pent] for x in ("lo", "hi", "k", "pos"))
@@ -233,7 +251,7 @@ def _ending_terms(B: Backend, T: dict, own: dict, rows: Any, v: dict, score: Any
     # The row's count gives way to its rightmost number: the written one, or v itself
     # when the write is into the last field (then rows[..., 8] is 0).
     const = (score[:, None] - (NF - v["empty"]) + rows[..., NF - 1])[..., None] \
-        + B.where(complete & ~is_pent, pent_val, 0)
+        + pent_val * (complete & ~is_pent)
     lin = B.astype(T["fields"] == NF - 1, B.int64) + B.astype(complete & is_pent, B.int64)
     return ends, const - v["E"][:, None, None], lin
 
@@ -247,33 +265,31 @@ def _coefficients(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     k, pos, first = own["k"], own["pos"], own["first"]
     # q of the other segments: the products of the segments' q (each at its first field)
     # before the field's segment and after it.
-    seg_q = B.where(first, own["q"], 1.0)
+    seg_q = _pick(first, own["q"], 1.0)
     ones = B.zeros(seg_q.shape[:-1] + (1,), B.float64) + 1.0
     before = B.concat([ones, B.cumprod(seg_q, -1)], -1)                 # [f]: fields < f
     after = B.concat([B.flip(B.cumprod(B.flip(seg_q, -1), -1), -1), ones], -1)  # [f]: >= f
     start = T["fields"] - pos
-    q_other = B.take_along(before, start, -1) * B.take_along(after, start + B.where(
-        own["written"], 0, k), -1)
+    q_other = B.take_along(before, start, -1) * B.take_along(after, start + k, -1)
     F_other = v["F"][..., None] - k * own["p"]
     safe_phi = B.where(phi > 0.0, phi, 1.0)[:, None]
     after_pow = B.where(phi[:, None] > 0.0, v["phi_pow"] / safe_phi, 0.0)
     last = own["hi"] == TOP + 1  # the last segment: G already holds newR - 9
     gamma = prm.w_full * after_pow[..., None] * q_other \
-        * B.where(last, 1.0, (v["R"] - 9)[..., None])
+        * _pick(last, 1.0, (v["R"] - 9)[..., None])
     alpha = (NF - v["empty"] + 1 - v["terms"])[..., None] + phi[:, None, None] * F_other
     pent_const, delta = _pentagon_terms(B, T, prm, v)
     alpha = alpha + pent_const.reshape(b, NR, NF)
     ends, end_const, end_lin = _ending_terms(B, T, own, rows, v, score)
-    split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
+    split = (pos * NF + k - pos - 1) * ~own["written"]  # (left, right) of the write
     key = B.take(T["pair"], B.astype(own["lo"] * BOUND + own["hi"], B.int64), 0) \
         + B.take(T["lr"], B.astype(split, B.int64), 0)
     return {
-        "alpha": B.where(ends, end_const, alpha).reshape(b, NC, 1),
-        "beta": B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1),
-        "gamma": B.where(ends, 0.0, gamma).reshape(b, NC, 1),
-        "delta": B.where(ends, B.astype(end_lin, B.float64),
-                         delta.reshape(b, NR, NF)).reshape(b, NC, 1),
-        "key": B.where(own["written"], T["written_key"], key).reshape(b, NC),
+        "alpha": _pick(ends, end_const, alpha).reshape(b, NC, 1),
+        "beta": (phi[:, None, None] * ~ends).reshape(b, NC, 1),
+        "gamma": (gamma * ~ends).reshape(b, NC, 1),
+        "delta": _pick(ends, end_lin, delta.reshape(b, NR, NF)).reshape(b, NC, 1),
+        "key": _pick(own["written"], T["written_key"], key).reshape(b, NC),
         "peers": B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)}
 
 
