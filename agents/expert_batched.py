@@ -21,6 +21,11 @@ How the array form differs in shape, not in value:
   only ever compared against the finite misthrow value);
 * a game-ending write (the row's last field while another row is complete) scores the
   exact final score: ``alpha`` and ``delta`` hold it as a linear function of ``v``.
+* the table is made only where a decision reads it: entry rows evaluate it at the
+  announced value (27 numbers), the dice choice, re-roll and card-play rows in full and
+  reduce it to the best write per row and value, :data:`CHUNK` batch rows at a time on
+  a CPU; :meth:`Backend.rows` selects the rows (index lists on numpy, every row under a
+  mask on torch, so no host sync).
 
 :meth:`DecodingAgent.act_batch <agents.base.DecodingAgent.act_batch>` decodes the
 batch, plays forced rows and checks empty masks; :func:`decide` makes no host sync.
