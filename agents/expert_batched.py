@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -141,6 +142,15 @@ def _pick(mask: Any, a: Any, b: Any) -> Any:
     return a * mask + b * ~mask
 
 
+def _fold_fields(op: Any, x: Any) -> Any:
+    """``op`` (add, multiply) folded over the last axis of ``x`` (a row's 9 fields) slice
+    by slice, left to right as the scalar sums (numpy reduces so short an axis slowly)."""
+    out = x[..., 0]
+    for f in range(1, NF):
+        out = op(out, x[..., f])
+    return out
+
+
 def _running_max(B: Backend, x: Any, from_right: bool = False) -> Any:
     """The running maximum of ``x`` along its last axis (a row's 9 fields), from the left
     or from the right, as 8 maxima of slices (numpy's accumulate over so short an axis
@@ -180,9 +190,9 @@ def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
 def _row_totals(B: Backend, s: dict) -> tuple[Any, Any, Any]:
     """Per row: expected future fills ``F``, completion probability ``Q`` (the product
     over segments, each counted at its first field) and the number of empty fields."""
-    F = (s["k"] * s["p"] * s["first"]).sum(-1)
-    Q = _pick(s["first"], s["q"], 1.0).prod(-1)
-    return F, Q, (~s["written"]).sum(-1)
+    F = _fold_fields(operator.add, s["k"] * s["p"] * s["first"])
+    Q = _fold_fields(operator.mul, _pick(s["first"], s["q"], 1.0))
+    return F, Q, _fold_fields(operator.add, B.astype(~s["written"], B.int16))
 
 
 def _horizon(B: Backend, prm: Any, Q_all: Any, empty_all: Any, F_total: Any) -> Any:
@@ -235,7 +245,8 @@ def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, totals: tuple, rows: 
 def _pentagon_terms(B: Backend, T: dict, prm: Any, v: dict) -> tuple[Any, Any]:
     """Per cell (b, 27): the pentagon term's change for a write, as ``const + lin * v``
     (the scalar ``w_pent * (P_others * (v or col_val) - col_before)``; 0 off columns)."""
-    P_others = B.take(_padded(B, v["p_eff"], 1.0), T["others"], 1).prod(-1)
+    p_eff = _padded(B, v["p_eff"], 1.0)
+    P_others = B.take(p_eff, T["others"][:, 0], 1) * B.take(p_eff, T["others"][:, 1], 1)
     col_val = B.take(_padded(B, v["col_val"], 0.0), T["pcol"], 1)
     before = B.take(_padded(B, v["col_P"] * v["col_val"], 0.0), T["pcol"], 1)
     const = prm.w_pent * (B.where(T["is_pent"], 0.0, P_others * col_val) - before)
