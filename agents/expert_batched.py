@@ -21,6 +21,11 @@ How the array form differs in shape, not in value:
   only ever compared against the finite misthrow value);
 * a game-ending write (the row's last field while another row is complete) scores the
   exact final score: ``alpha`` and ``delta`` hold it as a linear function of ``v``.
+* the table is made only where a decision reads it: entry rows evaluate it at the
+  announced value (27 numbers), the dice choice, re-roll and card-play rows in full and
+  reduce it to the best write per row and value, :data:`CHUNK` batch rows at a time on
+  a CPU; :meth:`Backend.rows` selects the rows (index lists on numpy, every row under a
+  mask on torch, so no host sync).
 
 :meth:`DecodingAgent.act_batch <agents.base.DecodingAgent.act_batch>` decodes the
 batch, plays forced rows and checks empty masks; :func:`decide` makes no host sync.
@@ -28,7 +33,9 @@ batch, plays forced rows and checks empty masks; :func:`decide` makes no host sy
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -51,6 +58,10 @@ __all__ = ["decide"]
 NF, NR, NC, TOP = rules.NUM_FIELDS, rules.NUM_ROWS, rules.NUM_CELLS, rules.MAX_VALUE
 SLOTS = TOP + 1      # value slots 0..18
 BOUND = TOP + 2      # segment bounds lo, hi in 0..19 (19: no number to the right)
+#: Batch rows whose write table (:func:`_row_best`) is made at once on a CPU: 256 rows
+#: of 27 x 19 float64 (1 MB) stay in the caches (128 to 1,024 measure alike; a whole
+#: batch of 4,096 is 10-20% slower overall).
+CHUNK = 256
 #: (left, right) field counts of a write inside a segment of at most 9 fields.
 _LR = [(left, right) for left in range(NF) for right in range(NF - left)]
 #: (lo, hi) bounds of a segment.
@@ -125,34 +136,64 @@ def _tables_on(tables: SegmentTables, B: Backend) -> dict[str, Any]:
 
 # -- row models --------------------------------------------------------------------------
 
+def _pick(mask: Any, a: Any, b: Any) -> Any:
+    """``where(mask, a, b)`` for finite ``a`` and ``b``, exactly, as arithmetic: a where
+    branches per element and mispredicts on sheets' irregular masks (numpy's and torch's
+    run 4-7x slower than a product on a CPU)."""
+    return a * mask + b * ~mask
+
+
+def _fold_fields(op: Any, x: Any) -> Any:
+    """``op`` (add, multiply) folded over the last axis of ``x`` (a row's 9 fields) slice
+    by slice, left to right as the scalar sums (numpy reduces so short an axis slowly)."""
+    out = x[..., 0]
+    for f in range(1, NF):
+        out = op(out, x[..., f])
+    return out
+
+
+def _running_max(B: Backend, x: Any, from_right: bool = False) -> Any:
+    """The running maximum of ``x`` along its last axis (a row's 9 fields), from the left
+    or from the right, as 8 maxima of slices (numpy's accumulate over so short an axis
+    is 3-4x slower)."""
+    y = B.copy(x)
+    for f in (range(NF - 2, -1, -1) if from_right else range(1, NF)):
+        y[..., f] = B.maximum(y[..., f], y[..., f + 1 if from_right else f - 1])
+    return y
+
+
 def _segments(B: Backend, T: dict, rows: Any) -> dict[str, Any]:
     """Per field of rows ``(..., 9)``: written, its segment's ``lo``, ``hi``, length ``k``
     (0 for a written field) and its position ``pos`` in it; ``p``, ``q`` of the segment.
 
     Running maxima give them: ``lo`` is the largest number to the left (rows increase),
     ``hi`` the smallest to the right; for an empty field its own slot adds nothing.
+    The scans run in int16 (every number here is below 4,000): several times faster
+    than int64 on a CPU.
     """
+    rows = B.astype(rows, B.int16)
     written = rows > 0
-    idx = T["fields"]
-    lo = B.cummax(rows, -1)
-    start = B.cummax(B.where(written, idx + 1, 0), -1)
-    hi = -B.flip(B.cummax(B.flip(B.where(written, -rows, -(TOP + 1)), -1), -1), -1)
-    end = -B.flip(B.cummax(B.flip(B.where(written, 1 - idx, -(NF - 1)), -1), -1), -1)
-    k = B.where(written, 0, end - start + 1)
-    lo = B.where(written, 0, lo)
-    hi = B.where(written, 1, hi)  # k = 0 between 0 and 1: q = 1, p = 0
-    key = (k * BOUND + lo) * BOUND + hi
+    empty = ~written
+    w, e = B.astype(written, B.int16), B.astype(empty, B.int16)  # 0/1 factors, int16
+    idx = B.astype(T["fields"], B.int16)
+    start = _running_max(B, (idx + 1) * w)
+    end = -_running_max(B, (1 - idx) * w - (NF - 1) * e, from_right=True)
+    k = (end - start + 1) * e
+    lo = _running_max(B, rows) * e
+    # k = 0 between 0 and 1: q = 1, p = 0
+    hi = w - _running_max(B, -rows - (TOP + 1) * e, from_right=True) * e
+    key = B.astype((k * BOUND + lo) * BOUND + hi, B.int64)
     return {"written": written, "lo": lo, "hi": hi, "k": k, "pos": idx - start,
             "p": B.take(T["P"], key, 0), "q": B.take(T["Q"], key, 0),
-            "first": ~written & (idx == start)}
+            "first": empty & (idx == start)}
 
 
 def _row_totals(B: Backend, s: dict) -> tuple[Any, Any, Any]:
     """Per row: expected future fills ``F``, completion probability ``Q`` (the product
     over segments, each counted at its first field) and the number of empty fields."""
-    F = B.where(s["first"], s["k"] * s["p"], 0.0).sum(-1)
-    Q = B.where(s["first"], s["q"], 1.0).prod(-1)
-    return F, Q, (~s["written"]).sum(-1)
+    F = _fold_fields(operator.add, s["k"] * s["p"] * s["first"])
+    Q = _fold_fields(operator.mul, _pick(s["first"], s["q"], 1.0))
+    return F, Q, _fold_fields(operator.add, B.astype(~s["written"], B.int16))
 
 
 def _horizon(B: Backend, prm: Any, Q_all: Any, empty_all: Any, F_total: Any) -> Any:
@@ -179,16 +220,17 @@ def _padded(B: Backend, x: Any, pad: Any) -> Any:
     return B.concat([x, B.zeros((x.shape[0], 1), x.dtype) + pad], 1)
 
 
-def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
-                 misthrows: Any) -> dict[str, Any]:
-    """The own sheet's estimate ``E`` and its parts (rows ``(b, 3, 9)``)."""
+def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, totals: tuple, rows: Any,
+                 phi: Any, misthrows: Any) -> dict[str, Any]:
+    """The own sheet's estimate ``E`` and its parts (rows ``(b, 3, 9)``, their
+    :func:`_row_totals`)."""
     b = rows.shape[0]
-    F, Q, empty = _row_totals(B, own)
+    F, Q, empty = totals
     last = rows[..., NF - 1]
     R = B.where(last > 0, last, _rightmost(prm, own["k"][..., NF - 1], own["lo"][..., NF - 1]))
     phi_pow = phi[:, None] ** empty
     terms = (NF - empty) + phi[:, None] * F + prm.w_full * phi_pow * Q * (R - 9)
-    p_eff = B.where(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
+    p_eff = _pick(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
     col_P = B.take(p_eff, T["col_cells"], 1).prod(-1)
     pent = T["pent_cells"]
     lo, hi, k, pos = (own[x].reshape(b, NC)[:, pent] for x in ("lo", "hi", "k", "pos"))
@@ -204,7 +246,8 @@ def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
 def _pentagon_terms(B: Backend, T: dict, prm: Any, v: dict) -> tuple[Any, Any]:
     """Per cell (b, 27): the pentagon term's change for a write, as ``const + lin * v``
     (the scalar ``w_pent * (P_others * (v or col_val) - col_before)``; 0 off columns)."""
-    P_others = B.take(_padded(B, v["p_eff"], 1.0), T["others"], 1).prod(-1)
+    p_eff = _padded(B, v["p_eff"], 1.0)
+    P_others = B.take(p_eff, T["others"][:, 0], 1) * B.take(p_eff, T["others"][:, 1], 1)
     col_val = B.take(_padded(B, v["col_val"], 0.0), T["pcol"], 1)
     before = B.take(_padded(B, v["col_P"] * v["col_val"], 0.0), T["pcol"], 1)
     const = prm.w_pent * (B.where(T["is_pent"], 0.0, P_others * col_val) - before)
@@ -225,95 +268,122 @@ def _ending_terms(B: Backend, T: dict, own: dict, rows: Any, v: dict, score: Any
     # The row's count gives way to its rightmost number: the written one, or v itself
     # when the write is into the last field (then rows[..., 8] is 0).
     const = (score[:, None] - (NF - v["empty"]) + rows[..., NF - 1])[..., None] \
-        + B.where(complete & ~is_pent, pent_val, 0)
+        + pent_val * (complete & ~is_pent)
     lin = B.astype(T["fields"] == NF - 1, B.int64) + B.astype(complete & is_pent, B.int64)
     return ends, const - v["E"][:, None, None], lin
 
 
-def _write_table(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
-                 v: dict, score: Any) -> Any:
-    """``(b, 27, 19)``: the change of ``E`` of writing value ``v`` into each cell (the
-    exact final score minus ``E`` for a game-ending write), ``-inf`` where illegal."""
+def _coefficients(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
+                  v: dict, score: Any) -> dict[str, Any]:
+    """Per cell (b, 27): what a write there scores as a function of its value,
+    ``alpha + beta * FLR + gamma * G + delta * v`` (:func:`_writes` adds the tables), the
+    write-table key and the values of the cell's column peers (b, 27, 2)."""
     b = rows.shape[0]
     k, pos, first = own["k"], own["pos"], own["first"]
     # q of the other segments: the products of the segments' q (each at its first field)
     # before the field's segment and after it.
-    seg_q = B.where(first, own["q"], 1.0)
+    seg_q = _pick(first, own["q"], 1.0)
     ones = B.zeros(seg_q.shape[:-1] + (1,), B.float64) + 1.0
     before = B.concat([ones, B.cumprod(seg_q, -1)], -1)                 # [f]: fields < f
     after = B.concat([B.flip(B.cumprod(B.flip(seg_q, -1), -1), -1), ones], -1)  # [f]: >= f
     start = T["fields"] - pos
-    q_other = B.take_along(before, start, -1) * B.take_along(after, start + B.where(
-        own["written"], 0, k), -1)
+    q_other = B.take_along(before, start, -1) * B.take_along(after, start + k, -1)
     F_other = v["F"][..., None] - k * own["p"]
     safe_phi = B.where(phi > 0.0, phi, 1.0)[:, None]
     after_pow = B.where(phi[:, None] > 0.0, v["phi_pow"] / safe_phi, 0.0)
     last = own["hi"] == TOP + 1  # the last segment: G already holds newR - 9
     gamma = prm.w_full * after_pow[..., None] * q_other \
-        * B.where(last, 1.0, (v["R"] - 9)[..., None])
+        * _pick(last, 1.0, (v["R"] - 9)[..., None])
     alpha = (NF - v["empty"] + 1 - v["terms"])[..., None] + phi[:, None, None] * F_other
     pent_const, delta = _pentagon_terms(B, T, prm, v)
     alpha = alpha + pent_const.reshape(b, NR, NF)
     ends, end_const, end_lin = _ending_terms(B, T, own, rows, v, score)
-    alpha = B.where(ends, end_const, alpha).reshape(b, NC, 1)
-    beta = B.where(ends, 0.0, phi[:, None, None]).reshape(b, NC, 1)
-    gamma = B.where(ends, 0.0, gamma).reshape(b, NC, 1)
-    delta = B.where(ends, B.astype(end_lin, B.float64), delta.reshape(b, NR, NF))
-    split = B.where(own["written"], 0, pos * NF + k - pos - 1)  # (left, right) of the write
-    key = T["pair"][own["lo"] * BOUND + own["hi"]] + T["lr"][split]
-    key = B.where(own["written"], T["written_key"], key).reshape(b, NC)
-    flr, g, pen = (B.take(part, key, 0) for part in T["write"])
+    split = (pos * NF + k - pos - 1) * ~own["written"]  # (left, right) of the write
+    key = B.take(T["pair"], B.astype(own["lo"] * BOUND + own["hi"], B.int64), 0) \
+        + B.take(T["lr"], B.astype(split, B.int64), 0)
+    return {
+        "alpha": _pick(ends, end_const, alpha).reshape(b, NC, 1),
+        "beta": (phi[:, None, None] * ~ends).reshape(b, NC, 1),
+        "gamma": (gamma * ~ends).reshape(b, NC, 1),
+        "delta": _pick(ends, end_lin, delta.reshape(b, NR, NF)).reshape(b, NC, 1),
+        "key": _pick(own["written"], T["written_key"], key).reshape(b, NC),
+        "peers": B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)}
+
+
+def _writes(B: Backend, T: dict, w: dict, values: Any = None) -> Any:
+    """``(b, 27, m)``: the change of ``E`` of writing each value slot of ``values``
+    (b, m) into each cell, or of every value 0..18 (m = 19) when ``values`` is None
+    (the exact final score minus ``E`` for a game-ending write); ``-inf`` where illegal."""
+    key = w["key"]
+    if values is not None:  # gathers from the flat tables at (key, value)
+        key = key[..., None] * SLOTS + values[:, None, :]
+    flr, g, pen = (B.take(part if values is None else B.flat(part), key, 0)
+                   for part in T["write"])
     d = flr
-    d *= beta
-    d += alpha
-    g *= gamma
+    d *= w["beta"]
+    d += w["alpha"]
+    g *= w["gamma"]
     d += g
-    d += delta.reshape(b, NC, 1) * T["values"]
+    d += w["delta"] * (T["values"] if values is None else B.astype(values, B.float64)[:, None])
     d += pen
-    peer_values = B.take(_padded(B, rows.reshape(b, NC), 0), T["peers"], 1)
-    B.put_along(d, peer_values, -np.inf, -1)
+    if values is None:
+        B.put_along(d, w["peers"], -np.inf, -1)
+        return d
+    for i in range(w["peers"].shape[-1]):  # a value a column peer holds (0: none, illegal)
+        d = B.where(values[:, None, :] == w["peers"][..., i:i + 1], -np.inf, d)
     return d
 
 
-def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> tuple[Any, Any, Any]:
-    """The write table ``(b, 27, 19)``, its best per row and value ``(b, 3, 19)`` and the
-    misthrow's value ``(b,)`` of every row's own sheet (the scalar ``_analyse``)."""
+def _row_best(B: Backend, T: dict, w: dict) -> Any:
+    """``(b, 3, 19)``: per row of the sheet and value, the best write (:func:`_writes`).
+    On a CPU the table is made :data:`CHUNK` batch rows at a time, so that it stays in
+    the caches (a whole batch's goes to memory and back at every operation)."""
+    b = w["key"].shape[0]
+    chunk = CHUNK if str(B.device) == "cpu" else b
+    parts = []
+    for s in range(0, b, chunk):
+        table = _writes(B, T, {name: x[s:s + chunk] for name, x in w.items()})
+        by_field = table.reshape(-1, NR, NF, SLOTS)
+        best = by_field[:, :, 0]
+        for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
+            best = B.maximum(best, by_field[:, :, f])
+        parts.append(best)
+    return parts[0] if len(parts) == 1 else B.concat(parts, 0)
+
+
+def _analyse(B: Backend, T: dict, prm: Any, view: BatchView) -> dict[str, Any]:
+    """Per batch row, the write coefficients of its own sheet (:func:`_coefficients`) and
+    the misthrow's value ``(b,)`` (the scalar ``_analyse``, short of the table)."""
     b, n = view.cells.shape[:2]
     seats = _segments(B, T, view.cells.reshape(b, n, NR, NF))
-    _, Q_all, empty_all = _row_totals(B, seats)
+    totals = _row_totals(B, seats)
     own = {name: x[:, 0] for name, x in seats.items()}
     rows = view.cells[:, 0].reshape(b, NR, NF)
-    F_total = B.where(own["first"], own["k"] * own["p"], 0.0).sum(-1).sum(-1)
-    phi = _horizon(B, prm, Q_all, empty_all, F_total)
+    phi = _horizon(B, prm, totals[1], totals[2], totals[0][:, 0].sum(-1))
     misthrows = view.misthrows[:, 0]
-    v = _sheet_value(B, T, prm, own, rows, phi, misthrows)
+    v = _sheet_value(B, T, prm, own, [x[:, 0] for x in totals], rows, phi, misthrows)
     score = sheet_scores(view.cells[:, 0], misthrows)
-    table = _write_table(B, T, prm, own, rows, phi, v, score)
+    w = _coefficients(B, T, prm, own, rows, phi, v, score)
     fourth = sheet_scores(view.cells[:, 0], misthrows + 1) - v["E"]
-    misthrow = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
-                       -rules.MISTHROW_PENALTY - prm.misthrow_extra)
-    by_field = table.reshape(b, NR, NF, SLOTS)
-    row_best = by_field[:, :, 0]
-    for f in range(1, NF):  # a running maximum: numpy reduces a middle axis slowly
-        row_best = B.maximum(row_best, by_field[:, :, f])
-    return table, row_best, misthrow
+    w["misthrow"] = B.where(misthrows + 1 >= rules.MAX_MISTHROWS, fourth,
+                            -rules.MISTHROW_PENALTY - prm.misthrow_extra)
+    return w
 
 
 # -- decisions ---------------------------------------------------------------------------
 
-def _entry(B: Backend, prm: Any, view: BatchView, legal: Any, table: Any,
-           misthrow: Any) -> Any:
+def _entry(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
     """The best legal write of the announced value, or PASS when passing is worth at
     least as much (the misthrow for the active player, ``pass_margin`` for the others)."""
     value = B.clip(view.value, 0, TOP)
-    column = B.take_along(table, value[:, None, None], -1)[..., 0]
+    column = _writes(B, T, w, value[:, None])[..., 0]
     column = B.where(legal[:, :PASS], column, -np.inf)
     best = column.argmax(-1)
-    passing = B.where(view.active == 0, misthrow, prm.pass_margin)
+    passing = B.where(view.active == 0, w["misthrow"], prm.pass_margin)
     return B.where(B.amax(column, -1) > passing, best, PASS)
 
 
-def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
+def _subset_values(B: Backend, row_best: Any, misthrow: Any) -> Any:
     """``(b, 8, 19)``: per dice subset (colour bitmask) and rolled sum, the best write in
     its rows or the misthrow (subset 0 rolls nothing: the misthrow)."""
     best = []
@@ -325,10 +395,9 @@ def _subset_values(B: Backend, T: dict, row_best: Any, misthrow: Any) -> Any:
     return B.concat(best, 1)
 
 
-def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
-          row_best: Any, misthrow: Any) -> Any:
-    """Dice choice (re-roll folded in), re-roll decision and entry, by phase."""
-    vals = _subset_values(B, T, row_best, misthrow)
+def _rolls(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
+    """Dice choice (re-roll folded in) and re-roll decision, by phase."""
+    vals = _subset_values(B, _row_best(B, T, w), w["misthrow"])
     dist = T["dist"]
     ev1 = (vals * dist).sum(-1)
     ev = (B.maximum(vals, (ev1 + prm.reroll_margin)[..., None]) * dist).sum(-1)
@@ -342,32 +411,49 @@ def _dice(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any
     gain = ((rolled - held) * B.take(dist, view.colours, 0)).sum(-1)
     reroll = legal[:, dice.REROLL] & (gain > prm.reroll_margin)
     keep = B.where(reroll, dice.REROLL, dice.KEEP)
-    entry = _entry(B, prm, view, legal, table, misthrow)
-    return B.where(view.phase == dice.CHOOSE, choose,
-                   B.where(view.phase == dice.REROLL_DECISION, keep, entry))
+    return B.where(view.phase == dice.CHOOSE, choose, keep)
 
 
-def _cards(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, table: Any,
-           row_best: Any, misthrow: Any) -> Any:
-    """Card play (each play's announced value and colours scored by its best write, or
-    the misthrow) and entry, by phase."""
+def _plays(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) -> Any:
+    """Card play: each play's announced value and colours scored by its best write, or
+    the misthrow."""
     value, colours = play_announcements(view)
     at = B.clip(value, 0, TOP)[:, None, :]
+    row_best = _row_best(B, T, w)
     best = B.take_along(row_best, at + B.zeros((1, NR, 1), B.int64), -1)  # (b, 3, plays)
     row_bits = (colours[:, None, :] >> T["fields"][:NR, None]) & 1
     usable = (row_bits > 0) & ((value >= 1) & (value <= TOP))[:, None, :]
-    best = B.maximum(B.amax(B.where(usable, best, -np.inf), 1), misthrow[:, None])
-    play = B.where(legal[:, cards.SINGLE_FIRST:], best, -np.inf).argmax(-1) + cards.SINGLE_FIRST
-    entry = _entry(B, prm, view, legal, table, misthrow)
-    return B.where(view.phase == cards.PLAY, play, entry)
+    best = B.maximum(B.amax(B.where(usable, best, -np.inf), 1), w["misthrow"][:, None])
+    return B.where(legal[:, cards.SINGLE_FIRST:], best, -np.inf).argmax(-1) + cards.SINGLE_FIRST
+
+
+def _by_phase(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict,
+              deciders: list) -> Any:
+    """Actions ``(b,)``: each ``(mask, decider)`` decides the rows its mask selects (as
+    :meth:`Backend.rows` selects them: only those rows on numpy, every row on torch)."""
+    out = B.zeros(legal.shape[:1], B.int64)
+    for mask, decider in deciders:
+        rows = B.rows(mask)
+        if rows.empty:
+            continue
+        part = dataclasses.replace(view, **{f.name: rows.take(getattr(view, f.name))
+                                            for f in dataclasses.fields(view)
+                                            if getattr(view, f.name) is not None})
+        rows.put(out, decider(B, T, prm, part, rows.take(legal),
+                              {name: rows.take(x) for name, x in w.items()}))
+    return out
 
 
 def decide(tables: SegmentTables, game: str, view: BatchView, legal: Any) -> Any:
     """The expert's actions ``(B,)`` for a batch view of ``game`` and its legal actions
     ``(B, A)`` (bool), in the view's kind of array: the scalar expert's choices on every
-    row with two or more legal actions (what the others get is ignored)."""
+    row with two or more legal actions (what the others get is ignored).
+
+    Entry rows need the write table at the announced value only; the others (dice
+    choice and re-roll, card play) need its best per row and value."""
     B = view.backend
     T = _tables_on(tables, B)
-    table, row_best, misthrow = _analyse(B, T, tables.params, view)
-    decide_game = _dice if game == "dice" else _cards
-    return decide_game(B, T, tables.params, view, legal, table, row_best, misthrow)
+    w = _analyse(B, T, tables.params, view)
+    spec, others = (dice, _rolls) if game == "dice" else (cards, _plays)
+    entry = view.phase == spec.ENTRY
+    return _by_phase(B, T, tables.params, view, legal, w, [(entry, _entry), (~entry, others)])

@@ -10,12 +10,15 @@ row costs neither path anything worth measuring). The scalar column times
 ``act(observation, mask)`` over the first ``--scalar-rows`` rows of the batch with a
 fresh agent (its caches start empty, as in a game); the batched column times
 ``act_batch`` on the whole batch (numpy arrays, or CPU torch tensors), after one warm-up
-call that moves its tables to the device. ``x scalar`` is the ratio of the two.
+call that moves its tables to the device. ``x scalar`` is the ratio of the two, both
+measured in the same run. ``--threads`` sets torch's CPU threads (numpy's element-wise
+work is single-threaded either way); the header names them and the machine's cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 
@@ -85,7 +88,8 @@ def main() -> None:
         if args.threads:
             torch.set_num_threads(args.threads)
         torch_version += f", {torch.get_num_threads()} threads"
-    print(f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, "
           f"numpy {np.__version__}, torch {torch_version}")
     print("| bot | game | players | backend | batch | scalar decisions/s "
           "| batched decisions/s | x scalar |")
