@@ -45,9 +45,10 @@ misthrow that does (the fourth) are scored by the exact final score instead.
 
 Every tunable number is a field of :class:`ExpertParams`.
 
-:meth:`ExpertAgent.act_batch` decides a whole batch at once in array code (numpy, or
-torch on any device): :mod:`agents.expert_batched`, held equal to :meth:`ExpertAgent.act`
-by a differential test (``tests/test_batched_expert.py``).
+:meth:`ExpertAgent.act_batch` decides a whole batch at once: a numpy batch in compiled
+code (:mod:`agents.expert_numba`, numba), a torch batch on any device in array code
+(:mod:`agents.expert_batched`, no host syncs); both are held equal to
+:meth:`ExpertAgent.act` by a differential test (``tests/test_batched_expert.py``).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SU
 from qwinto_env.view import BatchView, CardsView, DiceView
 
 from .base import DecodingAgent
+from . import expert_batched, expert_numba
 from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
-from .expert_batched import decide
 
 __all__ = ["ExpertAgent", "ExpertParams"]
 
@@ -227,9 +228,12 @@ class ExpertAgent(DecodingAgent):
         self._cache: tuple | None = None
 
     def decide_batch(self, view: BatchView, legal: Any) -> Any:
-        """The choices of :meth:`act` for a whole batch, in array code (numpy, or torch on
-        any device, without host syncs): :func:`agents.expert_batched.decide`."""
-        return decide(self._tables, self.game, view, legal)
+        """The choices of :meth:`act` for a whole batch: numpy arrays by the compiled kernel
+        (:func:`agents.expert_numba.decide`), torch tensors on any device by the array code
+        (:func:`agents.expert_batched.decide`, without host syncs)."""
+        if view.backend.name == "numpy":
+            return expert_numba.decide(self._tables, self.game, view, legal)
+        return expert_batched.decide(self._tables, self.game, view, legal)
 
     # -- evaluation ------------------------------------------------------------
     def _analyse(self, view):

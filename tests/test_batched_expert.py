@@ -1,11 +1,13 @@
-"""The batched ``expert``: ``act_batch`` (array code, numpy and torch) against the scalar ``act``.
+"""The batched ``expert``: ``act_batch`` against the scalar ``act``, on both of its paths.
 
-The scalar :meth:`ExpertAgent.act <agents.expert.ExpertAgent.act>` is the reference. On
-thousands of real positions (random games and the expert's own games, both games, 1 to 6
-players) the batched decision must be the scalar one on every row with two or more legal
-actions, except where the scalar values of the two choices tie within ``TIE`` (float
-sums in another order may then pick either); such rows must be rare. On torch the batch
-must not wait for the device (no host sync).
+A numpy batch goes to the compiled kernel (:mod:`agents.expert_numba`), a torch batch to
+the array code (:mod:`agents.expert_batched`). The scalar :meth:`ExpertAgent.act
+<agents.expert.ExpertAgent.act>` is the reference. On thousands of real positions (random
+games and the expert's own games, both games, 1 to 6 players) each path's decision must
+be the scalar one on every row with two or more legal actions, except where the scalar
+values of the two choices tie within ``TIE`` (float sums in another order may then pick
+either); such rows must be rare. On torch the batch must not wait for the device (no
+host sync).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+from agents import expert_batched, expert_numba
 from agents.base import IllegalMaskError
 from agents.chance_tables import SUBSET_DISTRIBUTIONS
 from agents.expert import ExpertAgent
@@ -107,18 +110,33 @@ def _compare(game: str, players: int, obs: np.ndarray, masks: np.ndarray,
 @pytest.mark.parametrize("game,players", GAMES)
 @pytest.mark.parametrize("by_expert", [False, True], ids=["random", "expert"])
 def test_batched_expert_equals_scalar_expert(game, players, by_expert):
-    """numpy and torch ``act_batch`` make the scalar expert's decision on every row of
-    1,500 positions, up to ties within 1e-9 (under 1% of the rows)."""
+    """Both paths of ``act_batch``, numpy (compiled) and torch (array code), make the
+    scalar expert's decision on every row of 1,500 positions, up to ties within 1e-9
+    (under 1% of the rows)."""
     obs, masks = _positions(game, players, seed=10 * players + by_expert, by_expert=by_expert)
     bot = ExpertAgent(game, players)
     chosen = bot.act_batch(obs, masks)
     on_torch = bot.act_batch(torch.as_tensor(obs), torch.as_tensor(masks) > 0)
     assert chosen.dtype == np.int64 and on_torch.dtype == torch.int64
     assert len(obs) >= 1000
-    for got in (chosen, on_torch.numpy()):
+    for path, got in (("compiled (numpy)", chosen), ("array code (torch)", on_torch.numpy())):
         wrong, ties = _compare(game, players, obs, masks, got)
-        assert not wrong, f"rows {wrong[:10]} differ from the scalar expert"
-        assert ties <= len(obs) // 100, f"{ties} tied rows of {len(obs)}"
+        assert not wrong, f"{path}: rows {wrong[:10]} differ from the scalar expert"
+        assert ties <= len(obs) // 100, f"{path}: {ties} tied rows of {len(obs)}"
+
+
+def test_numpy_batches_take_the_compiled_path_and_torch_the_array_code(monkeypatch):
+    """``decide_batch`` hands numpy views to :mod:`agents.expert_numba` and torch views to
+    :mod:`agents.expert_batched` (which the equality test above then checks)."""
+    calls = []
+    for module in (expert_numba, expert_batched):
+        monkeypatch.setattr(module, "decide", lambda tables, game, view, legal,
+                            name=module.__name__: calls.append(name) or legal.sum(1) * 0)
+    obs, masks = _positions("dice", 2, seed=0, by_expert=False, rows=4, games=4, steps=8)
+    bot = ExpertAgent("dice", 2)
+    bot.act_batch(obs, masks)
+    bot.act_batch(torch.as_tensor(obs), torch.as_tensor(masks))
+    assert calls == ["agents.expert_numba", "agents.expert_batched"]
 
 
 @pytest.mark.parametrize("game", ["dice", "cards"])
