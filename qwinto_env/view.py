@@ -380,16 +380,13 @@ def play_announcements(view: BatchView) -> tuple[Any, Any]:
 
 
 @functools.lru_cache(maxsize=None)
-def _sheet_tables(B: Backend) -> tuple[Any, Any, Any]:
-    """On ``B``'s device (made once): ``left[f, g]``, field ``g`` lies left of field ``f``;
-    its transpose (right of); per cell its two column peers (index 27, an empty padding
-    cell, where it has fewer)."""
-    fields = np.arange(rules.NUM_FIELDS)
-    left = fields[None, :] < fields[:, None]
+def _peer_table(B: Backend) -> Any:
+    """On ``B``'s device (made once): per cell its two column peers (index 27, an empty
+    padding cell, where it has fewer)."""
     peers = np.full((2, rules.NUM_CELLS), rules.NUM_CELLS)
     for cell, others in enumerate(rules.CELL_PEERS):
         peers[:len(others), cell] = others
-    return B.asarray(left, B.bool_), B.asarray(left.T, B.bool_), B.asarray(peers, B.int64)
+    return B.asarray(peers, B.int64)
 
 
 def allowed_values(cells: Any) -> Any:
@@ -398,17 +395,19 @@ def allowed_values(cells: Any) -> Any:
     27)`` of the values each cell allows (bit ``v`` for value ``v``; 0 on a written cell),
     computed on the sheets' own backend and device."""
     B = backend_of(cells)
-    left, right, peers = _sheet_tables(B)
     flat = B.astype(cells, B.int64).reshape(-1, rules.NUM_CELLS)
-    rows = flat.reshape(-1, rules.NUM_ROWS, rules.NUM_FIELDS)[..., None, :]  # [.., f, g]
+    rows = flat.reshape(-1, rules.NUM_ROWS, rules.NUM_FIELDS)
     # A value fits an empty cell when it lies strictly between the largest number written
-    # to its left (lo) and the smallest written to its right (hi).
-    lo = B.amax(B.where(left, rows, 0), -1)
+    # to its left (lo) and the smallest written to its right (hi): running extremes.
+    edge = B.zeros(rows.shape[:-1] + (1,), B.int64)
+    lo = B.concat([edge, B.cummax(rows, -1)[..., :-1]], -1)
     above = B.where(rows > 0, -rows, -(rules.MAX_VALUE + 1))
-    hi = -B.amax(B.where(right, above, -(rules.MAX_VALUE + 1)), -1)
+    hi = -B.concat([B.flip(B.cummax(B.flip(above, -1), -1), -1)[..., 1:],
+                    edge - (rules.MAX_VALUE + 1)], -1)
     between = (1 << hi) - (2 << lo)  # bits lo+1 .. hi-1
     between = B.where(between > 0, between, 0).reshape(flat.shape)
     written = 1 << B.concat([flat, B.zeros((flat.shape[0], 1), B.int64)], 1)
+    peers = _peer_table(B)
     taken = B.take(written, peers[0], 1) | B.take(written, peers[1], 1)
     allowed = B.where(flat > 0, 0, between & ~taken & rules.ALL_VALUES_BITS)
     return allowed.reshape(cells.shape)

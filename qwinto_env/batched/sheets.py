@@ -104,11 +104,17 @@ def sheet_scores(cells: Any, misthrows: Any) -> Any:
     ``misthrows`` (...), on the arrays' own backend: numpy arrays, or torch tensors on
     any device (what search bots score afterstates with)."""
     B = backend_of(cells)
+    rows = cells.reshape(*cells.shape[:-1], rules.NUM_ROWS, rules.NUM_FIELDS)
+    return score_sheets(B, tables_on(B), cells, (rows > 0).sum(-1), misthrows)
+
+
+def tables_on(B: Backend) -> dict[str, Any]:
+    """:func:`sheet_tables` on ``B``'s device, made once per device (shared: read only;
+    building them takes longer than a whole step of a thousand games)."""
     key = (B.name, str(B.device))
     if key not in _tables_on:
         _tables_on[key] = to_backend(B, sheet_tables())
-    rows = cells.reshape(*cells.shape[:-1], rules.NUM_ROWS, rules.NUM_FIELDS)
-    return score_sheets(B, _tables_on[key], cells, (rows > 0).sum(-1), misthrows)
+    return _tables_on[key]
 
 
 class Sheets:
@@ -122,7 +128,7 @@ class Sheets:
     def __init__(self, backend: Backend, num_games: int, num_players: int, reward: str):
         B = self.backend = backend
         self.num_games, self.num_players, self.reward_kind = num_games, num_players, reward
-        self.t = to_backend(B, sheet_tables())
+        self.t = dict(tables_on(B))
         P = num_players
         extra = {"recip": np.array([0.0] + [1.0 / k for k in range(1, P + 1)],
                                    dtype=np.float32),
