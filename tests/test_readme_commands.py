@@ -91,6 +91,8 @@ def runner(command: str):
         return lambda tmp: (shrink_options(words), None, 900, False)
     if words[0] == "tensorboard":
         return lambda tmp: (words, None, 15, True)
+    if words[:2] == ["bash", "benchmarks/gpu_check.sh"]:
+        return lambda tmp: (words, None, 600, False)
     return None
 
 
@@ -104,7 +106,8 @@ def test_every_readme_command_has_a_runner():
 
 
 def _needs_gpu(command: str) -> bool:
-    return "--device cuda" in command or "device=cuda" in command
+    device_check = "gpu_check.sh" in command and "--dry-run" not in command
+    return "--device cuda" in command or "device=cuda" in command or device_check
 
 
 def _needs_ray(command: str) -> bool:
