@@ -4,7 +4,8 @@
         [--games 8192] [--steps 16] [--device cpu]
 
 Builds the torch trainer of ``--config`` (the default opponent mix: 20% snapshots, 5%
-random, 10% greedy, 5% expert; one snapshot in the pool), runs one rollout to warm up,
+random, 10% greedy, 5% expert; one snapshot in the pool), runs one whole rollout to warm
+up (the bots' caches start empty),
 then times ``--steps`` engine steps and splits each step's wall time by wrapping the
 functions the rollout calls: the engine's step, the observations and masks, the network's
 feature encoding and forward pass, the opponents, the episode bookkeeping; the rest
@@ -79,9 +80,10 @@ def targets(ppo: torch_ppo.TorchPPO) -> dict[str, object]:
 
 
 def profile(ppo: torch_ppo.TorchPPO, steps: int) -> tuple[dict[str, float], float]:
-    """Seconds per phase and in all over ``steps`` engine steps of the rollout."""
+    """Seconds per phase and in all over ``steps`` engine steps of the rollout (whole
+    rollouts of at most the configured length; ``steps`` a multiple of it)."""
     times: dict[str, float] = defaultdict(float)
-    ppo.pc.rollout_steps = steps
+    ppo.pc.rollout_steps = min(steps, ppo.storage.rewards.shape[0])  # the storage's length
     with ExitStack() as stack:
         objs = targets(ppo)
         for phase, where in PHASES.items():
@@ -91,14 +93,15 @@ def profile(ppo: torch_ppo.TorchPPO, steps: int) -> tuple[dict[str, float], floa
                     stack.enter_context(mock.patch.object(objs[name], attr,
                                                           timed(times, phase, fn)))
         start = time.perf_counter()
-        ppo.rollout()
+        for _ in range(-(-steps // ppo.pc.rollout_steps)):
+            ppo.rollout()
         total = time.perf_counter() - start
     return dict(times), total
 
 
 def counts(ppo: torch_ppo.TorchPPO, steps: int) -> tuple[float, float]:
     """Torch calls and host syncs per step of the rollout."""
-    ppo.pc.rollout_steps = steps
+    ppo.pc.rollout_steps = min(steps, ppo.storage.rewards.shape[0])
     with CallCounter() as calls, SyncCounter() as syncs:
         ppo.rollout()
     return calls.calls / steps, syncs.count / steps
@@ -122,8 +125,9 @@ def main() -> None:
     torch.manual_seed(0)
     ppo = torch_ppo.TorchPPO(cfg, torch.device(args.device))
     ppo.pool.add_snapshot(ppo.net)
-    ppo.pc.rollout_steps = 4
-    ppo.rollout()  # warm-up: opponents planned, caches filled
+    ppo.rollout()  # warm-up, a whole rollout: opponents planned, the bots' caches filled
+    args.steps = -(-args.steps // min(args.steps, cfg.ppo.rollout_steps)) * \
+        min(args.steps, cfg.ppo.rollout_steps)
     times, total = profile(ppo, args.steps)
     ops, syncs = counts(ppo, 4)
     streams = ppo.seats.streams
