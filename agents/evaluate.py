@@ -216,7 +216,6 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
     the games do not depend on which process plays which batch.
     """
     from qwinto_env import batched
-    from qwinto_env.view import decode_sheets
 
     engine_class = batched.BATCHED_GAMES[game]
     P = num_players
@@ -249,28 +248,32 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
                 actions[g, s] = chosen
             result = engine.step(actions)
             done = np.asarray(result.done_index)
-            if done.size == 0:
-                continue
             first = ~finished[done]
-            done = done[first]
-            # seat 0's observation lists the seats in absolute order
-            cells, misthrows = decode_sheets(np.asarray(result.final_observation)[first, 0],
-                                             game)
-            seats = seat_here[done]  # seat of each entrant
-            pick = np.arange(len(done))[:, None]
-            out["score"][ids[done]] = np.asarray(result.final_scores)[first][pick, seats]
-            out["misthrows"][ids[done]] = misthrows[pick, seats]
-            rows_full = (cells.reshape(len(done), P, rules.NUM_ROWS, rules.NUM_FIELDS) > 0) \
-                .all(-1).sum(-1)
-            out["full_rows"][ids[done]] = rows_full[pick, seats]
-            pent = np.zeros((len(done), P), dtype=np.int64)
-            for col, _ in rules.PENTAGON_COLUMNS:
-                pent += (cells[:, :, list(col)] > 0).all(-1)
-            out["pentagon_columns"][ids[done]] = pent[pick, seats]
+            if first.any():
+                _record_finished(out, game, result, first, ids[done[first]],
+                                 seat_here[done[first]])
             finished[done] = True
             if progress is not None:
-                progress(len(done))
+                progress(int(first.sum()))
     return out
+
+
+def _record_finished(out: dict[str, np.ndarray], game: str, result: Any, first: np.ndarray,
+                     rows: np.ndarray, seats: np.ndarray) -> None:
+    """Write the outcome of the games that ended in ``result`` for the first time
+    (``first``, over its listed games) to ``out``'s ``rows``; ``seats`` (K, P): each
+    entrant's seat."""
+    from qwinto_env.view import decode_sheets
+
+    # seat 0's observation lists the seats in absolute order
+    cells, misthrows = decode_sheets(np.asarray(result.final_observation)[first, 0], game)
+    pick = np.arange(len(rows))[:, None]
+    out["score"][rows] = np.asarray(result.final_scores)[first][pick, seats]
+    out["misthrows"][rows] = misthrows[pick, seats]
+    sheets = cells.reshape(len(rows), -1, rules.NUM_ROWS, rules.NUM_FIELDS) > 0
+    out["full_rows"][rows] = sheets.all(-1).sum(-1)[pick, seats]
+    pent = sum((cells[:, :, list(col)] > 0).all(-1) for col, _ in rules.PENTAGON_COLUMNS)
+    out["pentagon_columns"][rows] = pent[pick, seats]
 
 
 BATCHED_RUNNERS["dice"] = functools.partial(_play_batched, "dice")
