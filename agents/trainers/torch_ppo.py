@@ -140,7 +140,7 @@ class Seating:
 
     @property
     def opponent_games(self) -> int:
-        return int((~self.learner.all(dim=1)).sum())
+        return int(self.opponent_game.sum())
 
 
 class Samples(NamedTuple):
@@ -212,7 +212,6 @@ class TorchPPO:
         self.storage = Rollout.allocate(cfg.ppo.rollout_steps, S, self.net.input_size,
                                         self.engine.num_actions, device)
         self.every_seat = torch.ones(S, dtype=torch.bool, device=device)
-        self.seat_index = torch.arange(S, device=device)
         self.episodes = Episodes(device)
         self._plan: tuple[tuple[int, ...], list[tuple[Opponent, torch.Tensor]]] = ((), [])
 
@@ -252,18 +251,18 @@ class TorchPPO:
             own_masks = masks.index_select(0, rows_of)
             decides, rows = self._deciding(own_masks)
             inputs, action, logp, value = self._sample(
-                obs.index_select(0, rows_of).index_select(0, rows), own_masks.index_select(0, rows))
+                _pick(obs.index_select(0, rows_of), rows), _pick(own_masks, rows))
             joint = masks.to(torch.int8).argmax(dim=1)  # the only legal action, if one
-            own_actions = joint.index_select(0, rows_of).index_copy_(0, rows, action)
+            own_actions = _put(joint.index_select(0, rows_of), rows, action)
             joint.index_copy_(0, rows_of, own_actions)
             for opponent, opp_rows in plan:
                 joint.index_copy_(0, opp_rows, play(opponent, obs.index_select(0, opp_rows),
                                                     masks.index_select(0, opp_rows)))
             out = self.engine.step(joint.reshape(seats.learner.shape), validate=False)
             # Rows left out keep stale inputs and values: they are never trained on.
-            store.inputs[t].index_copy_(0, rows, inputs)
-            store.logp[t].index_copy_(0, rows, logp)
-            store.values[t].index_copy_(0, rows, value)
+            for buffer, rollout_rows in ((store.inputs, inputs), (store.logp, logp),
+                                         (store.values, value)):
+                _put(buffer[t], rows, rollout_rows)
             store.masks[t], store.actions[t], store.decides[t] = own_masks, own_actions, decides
             store.rewards[t] = _flat(out.rewards).index_select(0, rows_of) * pc.reward_scale
             store.ends[t] = _flat(out.terminated[:, None].expand(seats.learner.shape)) \
@@ -288,12 +287,13 @@ class TorchPPO:
             self._plan = (key, [(o, torch.cat(parts)) for o, parts in plan.values()])
         return self._plan[1]
 
-    def _deciding(self, own_masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Which learner seats are trained on at this step, as a mask and as rows."""
+    def _deciding(self, own_masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Which learner seats are trained on at this step, as a mask and as rows (None:
+        every seat, the default)."""
         if self.pc.decisions_only:
             decides = own_masks.sum(dim=1) > 1
             return decides, decides.nonzero().squeeze(1)
-        return self.every_seat, self.seat_index
+        return self.every_seat, None
 
     @torch.no_grad()
     def _sample(self, obs: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -374,6 +374,16 @@ def decision_advantages(rewards: torch.Tensor, ends: torch.Tensor, values: torch
         bootstrapped = bootstrapped | decide
     returns = torch.where(trained, adv + values, 0.0)
     return adv, returns, trained
+
+
+def _pick(x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+    """The ``rows`` of ``x`` (all of them for None, without a copy)."""
+    return x if rows is None else x.index_select(0, rows)
+
+
+def _put(dst: torch.Tensor, rows: torch.Tensor | None, src: torch.Tensor) -> torch.Tensor:
+    """``src`` written into the ``rows`` of ``dst`` (all of them for None); ``dst``."""
+    return dst.copy_(src) if rows is None else dst.index_copy_(0, rows, src)
 
 
 def _flat(x: torch.Tensor) -> torch.Tensor:
