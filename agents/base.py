@@ -37,7 +37,8 @@ from qwinto_env.batched.backend import backend_of
 
 from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
 
-__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError", "legal_batch"]
+__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError", "legal_batch",
+           "legal_rows"]
 
 
 class IllegalMaskError(ValueError):
@@ -121,15 +122,22 @@ class DecodingAgent(Agent):
         """One of ``legal`` (two or more) in the card game."""
 
 
-def legal_batch(masks: Any) -> tuple[Any, Any]:
-    """The legal actions ``(B, A)`` (bool) of a batch of masks (numpy or torch), and per
-    row its only legal action, or -1 where it has several. Raises
+def legal_rows(masks: Any) -> Any:
+    """The legal actions ``(B, A)`` (bool) of a batch of masks (numpy or torch). Raises
     :class:`IllegalMaskError` for an empty row of a numpy batch (torch input is trusted:
     checking it would make the device wait)."""
-    B = backend_of(masks)
-    legal = masks > 0
-    if B.name == "numpy" and not legal.any(axis=1).all():
+    if backend_of(masks).name != "numpy":
+        return masks > 0
+    legal = np.asarray(masks) > 0
+    if not legal.any(axis=1).all():
         raise IllegalMaskError("an action mask of the batch has no legal action")
+    return legal
+
+
+def legal_batch(masks: Any) -> tuple[Any, Any]:
+    """:func:`legal_rows`, and per row its only legal action, or -1 where it has several."""
+    B = backend_of(masks)
+    legal = legal_rows(masks)
     counts = B.astype(legal, B.int64)
     return legal, B.where(counts.sum(1) == 1, counts.argmax(1), -1)
 

@@ -40,7 +40,7 @@ from qwinto_env.spec.dice import (CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, R
                                   SUBSET_ROWS)
 from qwinto_env.view import BatchView, CardsView, DiceView, allowed_values, play_announcements
 
-from .base import Agent, DecodingAgent, IllegalMaskError, legal_indices
+from .base import Agent, DecodingAgent, legal_indices, legal_rows
 from .chance_tables import SUBSET_DISTRIBUTIONS
 
 __all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
@@ -74,16 +74,10 @@ class RandomAgent(Agent):
         generator that the agent's ``rng`` seeds the first time the device is used after
         a (seeded) reset, so numpy batches draw as if torch were never used."""
         B = backend_of(masks)
-        if B.name == "numpy":
-            masks = np.asarray(masks) > 0
-            if not masks.any(axis=1).all():
-                raise IllegalMaskError("an action mask of the batch has no legal action")
-            gen = self.rng
-        else:
-            masks = masks > 0
-            if B not in self._generators:
-                self._generators[B] = B.generator(self.rng.integers(SEED_LIMIT, dtype=np.uint64))
-            gen = self._generators[B]
+        masks = legal_rows(masks)
+        if B.name != "numpy" and B not in self._generators:
+            self._generators[B] = B.generator(self.rng.integers(SEED_LIMIT, dtype=np.uint64))
+        gen = self.rng if B.name == "numpy" else self._generators[B]
         # Uniform over the legal entries: the argmax of random keys restricted to the mask.
         keys = B.where(masks, B.uniform(gen, masks.shape), -1.0)
         return B.astype(keys.argmax(1), B.int64)
@@ -165,7 +159,6 @@ class GreedyAgent(DecodingAgent):
             if dist < best_dist:
                 best_a, best_dist = int(a), dist
         return best_a
-
 
     # -- a batch at once (the same decisions as above, as array code) ----------------------
     def decide_batch(self, view: BatchView, legal: Any) -> Any:
