@@ -65,8 +65,8 @@ from qwinto_env.spec import cards
 from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
 from qwinto_env.view import BatchView, CardsView, DiceView
 
-from .base import DecodingAgent
 from . import expert_batched, expert_numba
+from .base import DecodingAgent
 from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
 
 __all__ = ["ExpertAgent", "ExpertParams"]
