@@ -349,7 +349,9 @@ def resume_to_the_end(run_dir: Path, cfg, overrides: list[str]) -> None:
 def test_sigint_then_sigkill_then_resume_finishes_the_run(tmp_path):
     """Ctrl-C: exit 130, no traceback, a message naming the step --resume continues
     from; SIGKILL of the resumed run after a checkpoint; a last --resume finishes."""
-    overrides = [*KILLABLE, "run.name=i"]
+    # Long enough that Ctrl-C, sent at most 0.5 s after the first checkpoint is seen,
+    # lands in training even on a loaded machine (2,000 steps could end within that).
+    overrides = [*KILLABLE, "run.name=i", "run.total_steps=8000"]
     cfg = load_config(None, overrides)
     code, err = stop_after_a_checkpoint(tmp_path / "i", overrides, signal.SIGINT)
     assert code == 130, err
