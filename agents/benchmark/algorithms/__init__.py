@@ -1,0 +1,66 @@
+"""The benchmark's baseline algorithms: one module each, one contract.
+
+Every module named in :data:`ALGORITHMS` defines
+
+* ``FAMILY``: a few words (``"policy gradient"``, ``"value-based"``, ``"multi-agent"``);
+* ``MASKS``: how the action mask is honoured (``"logits masked"``, ``"none: illegal
+  actions pass with a penalty"``, ...);
+* ``LIBRARY``: where the algorithm comes from (``"sb3-contrib MaskablePPO"``, ...);
+* ``train(task, seed, steps, workdir, progress) -> Agent``: train on ``task``
+  (:class:`agents.benchmark.tasks.Task`) for ``steps`` learner steps from ``seed``,
+  writing what it needs under ``workdir`` (a fresh folder), and return the trained agent
+  (:class:`agents.base.Agent`, deterministic, with a fast numpy ``act_batch``). It calls
+  ``progress.update(steps_done, make_agent)`` every so often (cheap when no curve point
+  is due; ``make_agent()`` builds the agent as it is now, only when one is), at least
+  once when it ends. Same seed, same machine, same thread count: the same agent.
+
+The runner (:mod:`agents.benchmark.runner`) times training apart from the curve's
+evaluations, and evaluates the returned agent with the task's protocol.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Callable
+
+__all__ = ["ALGORITHMS", "get_algorithm", "Progress"]
+
+#: name -> module (imported when the algorithm is used: each pulls its own library)
+ALGORITHMS: dict[str, str] = {
+    "ppo": "agents.benchmark.algorithms.torch_ppo",
+    "maskable-ppo": "agents.benchmark.algorithms.maskable_ppo",
+    "rllib-ppo": "agents.benchmark.algorithms.rllib_ppo",
+    "dqn": "agents.benchmark.algorithms.dqn",
+    "nfsp": "agents.benchmark.algorithms.nfsp",
+}
+
+
+def get_algorithm(name: str) -> ModuleType:
+    """The module of algorithm ``name``; a ``KeyError`` naming the known ones otherwise."""
+    if name not in ALGORITHMS:
+        raise KeyError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+    return importlib.import_module(ALGORITHMS[name])
+
+
+class Progress:
+    """What an algorithm reports while it trains: learner steps done, and (at the curve's
+    points) the agent as it is. The base class only remembers the last step count; the
+    runner's subclass evaluates and draws a progress bar."""
+
+    def __init__(self, points: list[int] | tuple[int, ...] = ()):
+        self.points = sorted(points)
+        self.steps = 0
+
+    def due(self, steps_done: int) -> bool:
+        """Whether ``update(steps_done, ...)`` would evaluate (a curve point passed)."""
+        return bool(self.points) and steps_done >= self.points[0]
+
+    def update(self, steps_done: int, make_agent: Callable[[], Any]) -> None:
+        self.steps = int(steps_done)
+        while self.due(self.steps):
+            self.points.pop(0)
+            self.on_point(self.steps, make_agent())
+
+    def on_point(self, steps_done: int, agent: Any) -> None:
+        """Called once per curve point passed (the runner evaluates the agent here)."""
