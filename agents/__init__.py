@@ -1,5 +1,7 @@
 """Everything that chooses actions: the agent interface, scripted bots, neural policies,
-``load(spec)`` and the tournament evaluator (``python -m agents.evaluate``).
+``load(spec)`` and the tournament evaluator (``python -m agents.evaluate``); above them
+:mod:`agents.trainers` (``train.py``) and :mod:`agents.benchmark` (tasks, baselines, the
+rating ladder).
 
 >>> from agents import load
 >>> load("expert", game="dice", num_players=2).name

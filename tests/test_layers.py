@@ -2,7 +2,7 @@
 is declared once.
 
 The layers (see ``qwinto_env/__init__.py``): rules -> spec -> engines -> envs -> agents ->
-trainers. Every import, at the top of a module or inside a function, counts.
+trainers -> benchmark. Every import, at the top of a module or inside a function, counts.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ LAYERS = [
     ("envs", ["qwinto_env"]),
     ("agents", ["agents"]),
     ("trainers", ["agents.trainers"]),
+    ("benchmark", ["agents.benchmark"]),
 ]
 
 

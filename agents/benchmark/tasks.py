@@ -73,6 +73,11 @@ class Task:
     evaluation: Evaluation
     description: str = ""
 
+    @property
+    def ladder(self) -> str:
+        """The rating ladder this task's ratings are on (:mod:`agents.benchmark.ladder`)."""
+        return f"{self.game}-{self.num_players}p"
+
     def env_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``gymnasium.make("Qwinto-v0", ...)`` for training."""
         kwargs: dict[str, Any] = {"game": self.game, "num_players": self.num_players,

@@ -153,6 +153,9 @@ class Run:
             _holds(self.dir / "final.pt", self.state["network"])
         self._writer = None
         self._started = time.perf_counter()
+        #: called after every update as ``observer(step, policy)`` (``policy()`` returns
+        #: the current policy network): how a caller follows a run (the benchmark's curves)
+        self.observers: list[Callable[[int, Callable[[], PolicyNetwork]], None]] = []
         if self.finished:
             return
         self.threads = ThreadGovernor(cfg.run.torch_threads)
@@ -277,6 +280,7 @@ class Bookkeeping:
     ========================  ==========================================================
     every                     what
     ========================  ==========================================================
+    every update              ``observer(step, policy)`` for each of ``run.observers``
     opponents.snapshot_every  ``snapshot(policy)``: a copy into the opponent pool (only
                               for a trainer that passes ``snapshot``)
     eval.every (0: never)     ``eval.games`` games against each ``eval.opponents`` spec,
@@ -316,6 +320,8 @@ class Bookkeeping:
             self.run.log(step, logs)
         self.postfix.update(postfix or {})
         policy = functools.cache(policy)
+        for observe in self.run.observers:
+            observe(step, policy)
         if self.snapshot is not None and step >= self.next_snapshot:
             self.snapshot(policy())
             self.next_snapshot += cfg.opponents.snapshot_every

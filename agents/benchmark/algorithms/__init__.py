@@ -58,9 +58,11 @@ class Progress:
 
     def update(self, steps_done: int, make_agent: Callable[[], Any]) -> None:
         self.steps = int(steps_done)
-        while self.due(self.steps):
-            self.points.pop(0)
+        if self.due(self.steps):
+            while self.due(self.steps):
+                self.points.pop(0)
             self.on_point(self.steps, make_agent())
 
     def on_point(self, steps_done: int, agent: Any) -> None:
-        """Called once per curve point passed (the runner evaluates the agent here)."""
+        """Called when an update passes one curve point or more (once: an algorithm that
+        reports in large steps gets fewer points); the runner evaluates the agent here."""

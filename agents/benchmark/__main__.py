@@ -1,0 +1,208 @@
+"""``python -m agents.benchmark`` (``qwinto-benchmark``): run cells, rebuild the table,
+rate an agent.
+
+::
+
+    python -m agents.benchmark list
+    python -m agents.benchmark run --task dice-2p-v0 --algo ppo --seed 0     # one cell
+    python -m agents.benchmark run --task dice-2p-v0,cards-2p-v0 --algo all --seed 0,1,2 --jobs 2
+    python -m agents.benchmark table                   # docs/benchmark/ and docs/benchmark.md
+    python -m agents.benchmark rate --task dice-2p-v0 --agent runs/dice-2p/final.pt
+    python -m agents.benchmark rate --task dice-2p-v0 --agent mypackage.bots:MyAgent
+
+``run`` skips the cells already done (their ``result.json``), so an interrupted suite
+continues where it stopped. ``--agent`` takes what :func:`agents.load` takes, or
+``module:Class`` for your own :class:`agents.base.Agent` subclass (built as
+``Class(game=..., num_players=...)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Sequence
+
+from tqdm import tqdm
+
+from .algorithms import ALGORITHMS
+from .tasks import TASKS, get_task
+
+DOC = Path("docs/benchmark.md")
+#: docs/benchmark.md's generated part lies between these lines
+TABLE_START, TABLE_END = "<!-- table: start -->", "<!-- table: end -->"
+
+
+def _names(value: str, known: Sequence[str], what: str) -> list[str]:
+    names = list(known) if value == "all" else value.split(",")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown)}; known: "
+                                         f"{', '.join(known)} (or all)")
+    return names
+
+
+def _seeds(value: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in value.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are integers separated by commas, got {value!r}")
+    if any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"seeds must be >= 0, got {value!r}")
+    return seeds
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
+    return number
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agents.benchmark",
+                                description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the tasks and the algorithms")
+    run = sub.add_parser("run", help="run cells (task x algorithm x seed) not yet done")
+    run.add_argument("--task", required=True, type=lambda v: _names(v, list(TASKS), "task"))
+    run.add_argument("--algo", required=True,
+                     type=lambda v: _names(v, list(ALGORITHMS), "algorithm"))
+    run.add_argument("--seed", required=True, type=_seeds, help="e.g. 0 or 0,1,2")
+    size = run.add_mutually_exclusive_group()
+    size.add_argument("--budget", choices=["cpu", "gpu"], default="cpu")
+    size.add_argument("--steps", type=_positive, help="another budget (results: 'custom')")
+    run.add_argument("--threads", type=_positive, default=1, help="torch threads per cell")
+    run.add_argument("--jobs", type=_positive, default=1, help="cells run at once")
+    run.add_argument("--root", default="benchmark_runs", help="where cells are kept")
+    run.add_argument("--no-progress", action="store_true")
+    table = sub.add_parser("table", help="rebuild the table and plots from finished cells")
+    table.add_argument("--root", default="benchmark_runs")
+    table.add_argument("--budget", choices=["cpu", "gpu", "custom"], default="cpu")
+    table.add_argument("--out", default="docs/benchmark", help="results.json, table.csv, PNGs")
+    table.add_argument("--doc", default=str(DOC),
+                       help="Markdown file whose generated table is replaced ('' for none)")
+    rate = sub.add_parser("rate", help="score your agent on a task (its rating, win rates)")
+    rate.add_argument("--task", required=True, choices=list(TASKS))
+    rate.add_argument("--agent", required=True,
+                      help="an agents.load spec or a checkpoint, or module:Class")
+    rate.add_argument("--games", type=_positive,
+                      help="games per reference for a quick look (default: the task's; "
+                           "only the task's count is its score)")
+    rate.add_argument("--json", help="also write the metrics here")
+    return p
+
+
+def load_agent(spec: str, game: str, num_players: int) -> Any:
+    """``module:Class`` built with the game and player count, else :func:`agents.load`."""
+    from ..load import load
+
+    module, _, name = spec.partition(":")
+    if name and module not in ("pretrained", "lookahead") and not Path(spec).exists():
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"--agent {spec!r}: cannot import {name} from {module}: {exc}")
+        return cls(game=game, num_players=num_players)
+    return load(spec, game=game, num_players=num_players)
+
+
+def _run_one(job: tuple) -> dict[str, Any]:
+    from .runner import run_cell
+
+    task, algo, seed, budget, steps, root, threads, show = job
+    return run_cell(task, algo, seed, budget=budget, steps=steps, root=root, threads=threads,
+                    progress=show)
+
+
+def run(args: argparse.Namespace) -> int:
+    jobs = [(t, a, s, args.budget, args.steps, args.root, args.threads,
+             not args.no_progress and args.jobs == 1)
+            for t in args.task for a in args.algo for s in args.seed]
+    bar = tqdm(total=len(jobs), desc="cells", unit="cell", disable=args.no_progress or
+               len(jobs) == 1, position=1 if args.jobs == 1 else 0, leave=True)
+    finished = []
+    if args.jobs == 1:
+        for job in jobs:
+            finished.append(_run_one(job))
+            bar.update()
+    else:
+        with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(_run_one, job) for job in jobs]):
+                finished.append(future.result())
+                bar.update()
+    bar.close()
+    for r in sorted(finished, key=lambda r: (r["task"], r["algorithm"], r["seed"])):
+        f = r["final"]
+        score = f.get("rating", f["mean_score"])
+        print(f"{r['task']} {r['algorithm']} seed {r['seed']}: "
+              f"{'rating' if 'rating' in f else 'mean score'} {score:.1f}, "
+              f"{r['train_seconds'] / 60:.1f} min")
+    return 0
+
+
+def table(args: argparse.Namespace) -> int:
+    from .report import build
+    from .runner import read_results
+
+    results = read_results(args.root, args.budget)
+    if not results:
+        print(f"no finished cells for budget {args.budget} under {args.root}", file=sys.stderr)
+        return 1
+    text = build(results, args.out)
+    print(text)
+    if args.doc:
+        doc = Path(args.doc)
+        page = doc.read_text()
+        if TABLE_START not in page or TABLE_END not in page:
+            print(f"{doc} has no {TABLE_START} ... {TABLE_END} section", file=sys.stderr)
+            return 1
+        head, rest = page.split(TABLE_START, 1)
+        from ..fileio import atomic_write_text
+        atomic_write_text(doc, head + TABLE_START + "\n" + text + "\n" + TABLE_END
+                          + rest.split(TABLE_END, 1)[1])
+    return 0
+
+
+def rate(args: argparse.Namespace) -> int:
+    from .protocol import evaluate
+
+    task = get_task(args.task)
+    agent = load_agent(args.agent, task.game, task.num_players)
+    metrics = evaluate(agent, task, games=args.games)
+    for key, value in metrics.items():
+        print(f"{key:>28}  {value:,.3f}" if isinstance(value, float) else f"{key:>28}  {value}")
+    if args.json:
+        from ..fileio import atomic_write_text
+        atomic_write_text(args.json, json.dumps({"task": task.id, "agent": args.agent,
+                                                 **metrics}, indent=1) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "list":
+        from .algorithms import get_algorithm
+        for task in TASKS.values():
+            print(f"{task.id:14} {task.description}; {task.budget.cpu:,} steps (CPU)")
+        for name in ALGORITHMS:
+            module = get_algorithm(name)
+            print(f"{name:14} {module.FAMILY}; {module.LIBRARY}; masks: {module.MASKS}")
+        return 0
+    try:
+        return {"run": run, "table": table, "rate": rate}[args.command](args)
+    except ValueError as exc:
+        p.error(str(exc))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

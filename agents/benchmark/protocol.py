@@ -1,0 +1,83 @@
+"""The evaluation protocol: how every agent on a task is scored, the same way.
+
+:func:`evaluate` plays the task's evaluation (:class:`~agents.benchmark.tasks.Evaluation`)
+and returns a flat dict of metrics:
+
+=========================  ==========================================================
+key                        value
+=========================  ==========================================================
+``rating``                 the agent's rating on the task's frozen ladder
+                           (:mod:`agents.benchmark.ladder`), ``rating_low`` and
+                           ``rating_high`` its 95% interval (tasks with a ladder)
+``mean_score``             the agent's mean score over all evaluation games
+``win_rate/<reference>``   its win rate in the games with ``<reference>`` (2 players:
+                           one match per reference; more players: every reference at
+                           one table, so each key holds the same games)
+``score/<reference>``      its mean score in those games
+``games``                  evaluation games played
+=========================  ==========================================================
+
+Same agent, same task: the same games (dice and seats from the task's seed; the
+agent's own randomness, if any, reseeded per game by the evaluator), so the numbers
+are identical on every run; ``games`` and ``seed`` may be overridden for curve points
+(fewer games) but a result for the table uses the task's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import Agent
+from ..evaluate import Results, play, win_shares
+from .tasks import Task
+
+__all__ = ["evaluate", "tournaments", "metric"]
+
+
+def tournaments(agent: Agent | str, task: Task, games: int | None = None,
+                seed: int | None = None, workers: int = 1) -> list[Results]:
+    """The evaluation games of ``agent`` on ``task``: one :class:`Results` per table."""
+    ev = task.evaluation
+    games = ev.games if games is None else games
+    seed = ev.seed if seed is None else seed
+    kw = dict(game=task.game, num_players=task.num_players, games=games, workers=workers,
+              progress=False)
+    if task.num_players == 1:
+        return [play([agent], seed=seed, **kw)]
+    if task.num_players == 2:
+        return [play([agent, ref], seed=seed + k, **kw) for k, ref in enumerate(ev.references)]
+    if len(ev.references) != task.num_players - 1:
+        raise ValueError(f"task {task.id}: {task.num_players} seats need "
+                         f"{task.num_players - 1} references, it has {len(ev.references)}")
+    return [play([agent, *ev.references], seed=seed, **kw)]
+
+
+def evaluate(agent: Agent | str, task: Task, games: int | None = None,
+             seed: int | None = None, workers: int = 1) -> dict[str, Any]:
+    """The metrics of ``agent`` on ``task`` (see the module's table)."""
+    tables = tournaments(agent, task, games, seed, workers)
+    out: dict[str, Any] = {
+        "games": int(sum(t.games for t in tables)),
+        "mean_score": float(np.concatenate([t.score[:, 0] for t in tables]).mean())}
+    for ref, table in _by_reference(task, tables):
+        out[f"win_rate/{ref}"] = float(win_shares(table.score)[:, 0].mean())
+        out[f"score/{ref}"] = float(table.score[:, 0].mean())
+    if task.evaluation.metric == "rating":
+        from .ladder import get_ladder
+
+        r = get_ladder(task.ladder).rate(tables[0].entrants[0], tables)
+        out.update(rating=r.rating, rating_low=r.low, rating_high=r.high)
+    return out
+
+
+def metric(result: dict[str, Any], task: Task) -> float:
+    """The number the table ranks ``task``'s agents by (its evaluation's ``metric``)."""
+    return float(result["rating" if task.evaluation.metric == "rating" else "mean_score"])
+
+
+def _by_reference(task: Task, tables: list[Results]) -> list[tuple[str, Results]]:
+    """Each reference with the games it played (2 players: its own match)."""
+    refs = task.evaluation.references
+    return list(zip(refs, tables)) if task.num_players == 2 else [(r, tables[0]) for r in refs]

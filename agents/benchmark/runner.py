@@ -1,0 +1,145 @@
+"""Running the benchmark's cells (task x algorithm x seed), resumably.
+
+A cell's result lives in ``<root>/<task>/<algorithm>/<budget>/seed_<k>/result.json``
+(written atomically, last): a cell with a result is done and is not run again; one
+without (never started, or killed) is run from the start, its ``work/`` folder (what the
+algorithm wrote) cleared first. A cell is short on the CPU budget, so the cell is the
+unit of resumption.
+
+``result.json``:
+
+===================  ===============================================================
+key                  value
+===================  ===============================================================
+``task``, ...        ``algorithm``, ``seed``, ``budget`` (``"cpu"``, ``"gpu"`` or
+                     ``"custom"`` for a ``steps`` override), ``steps``
+``family`` ...       ``masks``, ``library``: the algorithm module's facts
+``final``            :func:`agents.benchmark.protocol.evaluate` of the trained agent
+``curve``            per curve point: ``steps``, ``seconds`` (training wall-clock,
+                     evaluations excluded) and the protocol's metrics on
+                     ``curve_games`` games per reference
+``train_seconds``    training wall-clock, curve evaluations excluded
+``threads``          torch threads; ``versions``: Python, torch, numpy, this package
+``command``          the command that reproduces the cell
+===================  ===============================================================
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ..fileio import atomic_write_text
+from . import protocol
+from .algorithms import Progress, get_algorithm
+from .tasks import Task, get_task
+
+__all__ = ["run_cell", "cell_dir", "read_results", "CURVE_POINTS"]
+
+#: points of a learning curve, evenly spaced over the budget (the last at its end)
+CURVE_POINTS = 8
+
+
+def cell_dir(root: str | Path, task: str, algorithm: str, budget: str, seed: int) -> Path:
+    return Path(root) / task / algorithm / budget / f"seed_{seed}"
+
+
+class CellProgress(Progress):
+    """Evaluates the agent at each curve point (on the clock of the evaluations, not of
+    training) and moves a progress bar over the cell's steps."""
+
+    def __init__(self, task: Task, steps: int, points: int, label: str, show: bool):
+        super().__init__([round(steps * (k + 1) / points) for k in range(points)])
+        self.task = task
+        self.curve: list[dict[str, Any]] = []
+        self.started = time.perf_counter()
+        self.evaluating = 0.0
+        self.bar = tqdm(total=steps, desc=label, unit="step", disable=not show,
+                        dynamic_ncols=True)
+
+    def training_seconds(self) -> float:
+        return time.perf_counter() - self.started - self.evaluating
+
+    def update(self, steps_done: int, make_agent: Any) -> None:
+        self.bar.update(max(0, min(steps_done, self.bar.total) - self.bar.n))
+        super().update(steps_done, make_agent)
+
+    def on_point(self, steps_done: int, agent: Any) -> None:
+        seconds = self.training_seconds()
+        tick = time.perf_counter()
+        metrics = protocol.evaluate(agent, self.task, games=self.task.evaluation.curve_games)
+        self.evaluating += time.perf_counter() - tick
+        self.curve.append({"steps": steps_done, "seconds": seconds, **metrics})
+        self.bar.set_postfix({"metric": f"{protocol.metric(metrics, self.task):.1f}"})
+
+
+def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
+             steps: int | None = None, root: str | Path = "benchmark_runs",
+             threads: int = 1, progress: bool = True) -> dict[str, Any]:
+    """Train ``algorithm`` on task ``task_id`` from ``seed`` and evaluate it; the result
+    dict (see the module's table), read back when the cell is already done. ``steps``
+    overrides the budget (the cell's budget is then ``"custom"``)."""
+    task, module = get_task(task_id), get_algorithm(algorithm)
+    if steps is not None:
+        budget = "custom"
+    steps = task.budget.steps(budget) if steps is None else int(steps)
+    out = cell_dir(root, task_id, algorithm, budget, seed)
+    done = out / "result.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    work = out / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    torch.set_num_threads(threads)
+    tracker = CellProgress(task, steps, CURVE_POINTS, f"{task_id} {algorithm} seed {seed}",
+                           progress)
+    try:
+        agent = module.train(task, seed, steps, work, tracker)
+    finally:
+        tracker.bar.close()
+    train_seconds = tracker.training_seconds()
+    result = {"task": task_id, "algorithm": algorithm, "seed": seed, "budget": budget,
+              "steps": steps, "family": module.FAMILY, "masks": module.MASKS,
+              "library": module.LIBRARY, "final": protocol.evaluate(agent, task),
+              "curve": tracker.curve, "train_seconds": train_seconds, "threads": threads,
+              "versions": _versions(),
+              "command": _command(task_id, algorithm, seed, budget, steps, threads)}
+    atomic_write_text(done, json.dumps(result, indent=1, default=_plain) + "\n")
+    return result
+
+
+def read_results(root: str | Path, budget: str = "cpu") -> list[dict[str, Any]]:
+    """Every finished cell's result under ``root`` for ``budget``, in a stable order."""
+    paths = sorted(Path(root).glob(f"*/*/{budget}/seed_*/result.json"))
+    return [json.loads(p.read_text()) for p in paths]
+
+
+def _command(task: str, algorithm: str, seed: int, budget: str, steps: int, threads: int) -> str:
+    size = f"--steps {steps}" if budget == "custom" else f"--budget {budget}"
+    return (f"python -m agents.benchmark run --task {task} --algo {algorithm} --seed {seed} "
+            f"{size} --threads {threads}")
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "torch": torch.__version__,
+                "numpy": np.__version__}
+    try:
+        versions["qwinto-env"] = metadata.version("qwinto-env")
+    except metadata.PackageNotFoundError:
+        versions["qwinto-env"] = "source"
+    return versions
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {value!r}")

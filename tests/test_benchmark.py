@@ -1,0 +1,160 @@
+"""The benchmark's tasks, protocol, runner, table and command line (tiny budgets)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from agents.base import Agent
+from agents.benchmark import __main__ as cli
+from agents.benchmark import protocol, report, runner
+from agents.benchmark.algorithms import ALGORITHMS, Progress
+from agents.benchmark.tasks import TASKS, get_task
+
+
+class FirstLegal(Agent):
+    """A user's own agent, as `rate --agent module:Class` builds it."""
+
+    supports_batch = True
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def act_batch(self, observations, masks):
+        return np.asarray(masks).argmax(1).astype(np.int64)
+
+
+def test_task_ids_are_versioned_and_known_tasks_listed():
+    assert {"dice-2p-v0", "dice-4p-v0", "cards-2p-v0", "dice-solo-v0"} <= set(TASKS)
+    assert all(re.fullmatch(r"[a-z0-9-]+-v\d+", task_id) for task_id in TASKS)
+    with pytest.raises(KeyError, match="unknown task 'dice-2p-v9'.*dice-2p-v0"):
+        get_task("dice-2p-v9")
+
+
+@pytest.mark.parametrize("task_id", list(TASKS))
+def test_every_task_builds_its_env_and_references(task_id):
+    from agents import load
+
+    task = get_task(task_id)
+    env = task.make_env()
+    obs, _ = env.reset(seed=0)
+    assert env.unwrapped.num_players == task.num_players
+    action = int(np.flatnonzero(obs["action_mask"])[0])
+    env.step(action)
+    for ref in task.evaluation.references:
+        load(ref, game=task.game, num_players=task.num_players)
+    assert task.budget.cpu < task.budget.gpu
+    with pytest.raises(ValueError, match="budget must be"):
+        task.budget.steps("tpu")
+
+
+def test_protocol_is_deterministic_and_tells_agents_apart():
+    task = get_task("dice-solo-v0")
+    a = protocol.evaluate("greedy", task, games=40)
+    assert a == protocol.evaluate("greedy", task, games=40)
+    assert a["games"] == 40
+    assert protocol.evaluate("random", task, games=40)["mean_score"] < a["mean_score"]
+
+
+def test_progress_reports_once_per_update_however_many_points_it_passes():
+    seen = []
+
+    class Spy(Progress):
+        def on_point(self, steps, agent):
+            seen.append((steps, agent))
+
+    p = Spy([10, 20, 30])
+    p.update(5, lambda: pytest.fail("no point due"))
+    p.update(25, lambda: "a")
+    p.update(31, lambda: "b")
+    p.update(40, lambda: pytest.fail("no point left"))
+    assert seen == [(25, "a"), (31, "b")] and p.steps == 40
+
+
+def test_a_cell_runs_once_and_resumes_after_a_kill(tmp_path, monkeypatch):
+    first = runner.run_cell("dice-solo-v0", "ppo", 0, steps=4096, root=tmp_path,
+                            progress=False)
+    path = runner.cell_dir(tmp_path, "dice-solo-v0", "ppo", "custom", 0) / "result.json"
+    assert json.loads(path.read_text()) == first
+    assert first["curve"][-1]["steps"] >= 4096 and first["final"]["games"] == 2000
+    assert first["command"].startswith("python -m agents.benchmark run --task dice-solo-v0")
+    module = __import__(ALGORITHMS["ppo"], fromlist=["train"])
+    monkeypatch.setattr(module, "train", lambda *a: pytest.fail("a done cell was run again"))
+    assert runner.run_cell("dice-solo-v0", "ppo", 0, steps=4096, root=tmp_path) == first
+    monkeypatch.undo()
+    # killed: work/ left behind, no result: the cell runs again from the start, same result
+    path.unlink()
+    (path.parent / "work" / "stale").write_text("left by a kill")
+    again = runner.run_cell("dice-solo-v0", "ppo", 0, steps=4096, root=tmp_path,
+                            progress=False)
+    assert again["final"] == first["final"]
+    assert not (path.parent / "work" / "stale").exists()
+
+
+def _fake(task, algorithm, seed, value):
+    curve = [{"steps": s, "seconds": s / 100, "mean_score": value * s / 200, "games": 10}
+             for s in (100, 200)]
+    return {"task": task, "algorithm": algorithm, "seed": seed, "budget": "cpu",
+            "steps": 200, "family": "f", "masks": "m", "train_seconds": 60.0,
+            "final": {"mean_score": value, "games": 10}, "curve": curve}
+
+
+def test_table_gives_rliable_iqm_and_bootstrap_intervals(tmp_path):
+    results = [_fake("dice-solo-v0", "a", s, v) for s, v in enumerate([10.0, 20.0, 30.0, 40.0])]
+    results += [_fake("dice-solo-v0", "b", s, v) for s, v in enumerate([5.0, 5.0, 5.0])]
+    rows = {r["algorithm"]: r for r in report.aggregate(results)}
+    assert rows["a"]["iqm"] == pytest.approx(25.0)   # the middle two of four
+    assert rows["a"]["mean"] == pytest.approx(25.0)
+    assert rows["a"]["iqm_low"] < 25.0 < rows["a"]["iqm_high"]
+    assert rows["b"]["iqm_low"] == rows["b"]["iqm_high"] == pytest.approx(5.0)
+    text = report.build(results, tmp_path)
+    assert text.index("`a`") < text.index("`b`")
+    assert (tmp_path / "curves_dice-solo-v0.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "results.json").read_text()) == results
+    assert "iqm_low" in (tmp_path / "table.csv").read_text().splitlines()[0]
+
+
+def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, capsys):
+    for seed in range(2):
+        cell = runner.cell_dir(tmp_path / "runs", "dice-solo-v0", "x", "cpu", seed)
+        cell.mkdir(parents=True)
+        (cell / "result.json").write_text(json.dumps(_fake("dice-solo-v0", "x", seed, 7.0)))
+    doc = tmp_path / "bench.md"
+    doc.write_text(f"intro\n{cli.TABLE_START}\nold\n{cli.TABLE_END}\noutro\n")
+    assert cli.main(["table", "--root", str(tmp_path / "runs"), "--out", str(tmp_path / "o"),
+                     "--doc", str(doc)]) == 0
+    page = doc.read_text()
+    assert page.startswith("intro\n") and page.endswith(f"{cli.TABLE_END}\noutro\n")
+    assert "old" not in page and "`x`" in page
+    assert cli.main(["table", "--root", str(tmp_path / "none"), "--doc", ""]) == 1
+    assert "no finished cells" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--task", "dice-9p-v0", "--algo", "ppo", "--seed", "0"], "unknown task dice-9p-v0"),
+    (["run", "--task", "all", "--algo", "sarsa", "--seed", "0"], "unknown algorithm sarsa"),
+    (["run", "--task", "all", "--algo", "ppo", "--seed", "x"], "seeds are integers"),
+    (["run", "--task", "all", "--algo", "ppo", "--seed", "0", "--steps", "0"], "positive"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "no_such_module:Bot"], "cannot import"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "sarsa"], "unknown agent spec"),
+])
+def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):
+    out = tmp_path / "me.json"
+    assert cli.main(["rate", "--task", "dice-solo-v0", "--agent",
+                     "tests.test_benchmark:FirstLegal", "--games", "30",
+                     "--json", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    expected = protocol.evaluate(FirstLegal("dice", 1), get_task("dice-solo-v0"), games=30)
+    assert metrics == {"task": "dice-solo-v0", "agent": "tests.test_benchmark:FirstLegal",
+                       **expected}
+    assert "mean_score" in capsys.readouterr().out
