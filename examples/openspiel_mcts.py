@@ -32,7 +32,8 @@ def play(game: pyspiel.Game, bots: list, rng: np.random.RandomState) -> list[flo
             state.apply_action(int(rng.choice(outcomes, p=probs)))
             continue
         legal = state.legal_actions()
-        state.apply_action(legal[0] if len(legal) == 1 else bots[state.current_player()].step(state))
+        action = legal[0] if len(legal) == 1 else bots[state.current_player()].step(state)
+        state.apply_action(action)
     return state.returns()
 
 
