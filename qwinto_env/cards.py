@@ -140,6 +140,20 @@ class CardGame(Game):
         """The draw pile in draw order (first element drawn next). Hidden from players."""
         return self._pile[::-1]
 
+    def stack_pile(self, cards: Sequence[int]) -> None:
+        """Move ``cards`` (distinct cards of the draw pile) to its top, ``cards[0]`` drawn
+        next. Only the hidden order changes, nothing an observation shows: callers that
+        draw each card as a chance outcome of their own (:mod:`qwinto_env.openspiel`)
+        make the refill take it. ValueError naming the cards not in the pile."""
+        pile = self._pile
+        missing = [c for c in cards if c not in pile]
+        if missing or len(set(cards)) != len(cards):
+            raise ValueError(f"stack_pile needs distinct cards of the draw pile; "
+                             f"{missing or list(cards)} are not (pile: {sorted(pile)})")
+        for card in cards:
+            pile.remove(card)
+        pile.extend(reversed(cards))
+
     def covered_cards(self) -> list[int]:
         """The cards under the four stack tops, ascending (a reshuffle's input)."""
         return sorted(c for stack in self.stacks for c in stack[:-1])
