@@ -20,7 +20,8 @@ engines      ``game`` (the interface), ``dice``, ``cards`` (single-game engines,
              torch, held equal to the single engines by the differential tests)
 envs         ``parallel`` (PettingZoo), ``single`` (Gymnasium), ``vector`` (SB3 and
              torch), ``opponents`` (bots by name, from a registry the agents fill),
-             ``view`` (observations as named arrays), ``play`` (the terminal game)
+             ``view`` (observations as named arrays), ``play`` (the terminal game),
+             ``openspiel`` (both games as OpenSpiel games; imports ``pyspiel``)
 ===========  =================================================================
 """
 
