@@ -21,25 +21,26 @@ which is what the budget counts (the default next-step mode spends one step call
 finished episode on the reset). A run takes ``ceil(steps / num_envs)`` vector steps, so
 it may overshoot ``steps`` by less than ``num_envs``.
 
-Hyperparameters (:class:`Config`; the defaults are the benchmark's, tuned on the
-200,000-step CPU budget of ``dice-2p-v0`` and ``cards-2p-v0``):
+Hyperparameters (:class:`Config`; the defaults are the benchmark's: CleanRL's values with
+the exploration, warm-up and target period scaled to the 200,000-step CPU budget, one
+gradient step of 128 per 8 new transitions):
 
-===========================  ===========  ===============================================
-field                        default      meaning
-===========================  ===========  ===============================================
-``num_envs``                 8            envs stepped together (one action each)
-``buffer_size``              100,000      transitions kept in the replay buffer
-``learning_rate``            2.5e-4       Adam's step size
-``gamma``                    0.99         discount
-``hidden``                   256          width of the Q-network's two hidden layers
-``batch_size``               128          transitions per gradient step
-``learning_starts``          5,000        learner steps of pure exploration first
-``train_frequency``          1            vector steps between gradient steps
-``target_network_frequency``  250          gradient steps between target updates
-``start_e``, ``end_e``       1.0, 0.05    epsilon's linear schedule ...
-``exploration_fraction``     0.4          ... over this fraction of the budget
-``double``                   ``True``     Double DQN target
-===========================  ===========  ===============================================
+==============================  ==========  ============================================
+field                           default     meaning
+==============================  ==========  ============================================
+``num_envs``                    8           envs stepped together (one action each)
+``buffer_size``                 100,000     transitions kept in the replay buffer
+``learning_rate``               2.5e-4      Adam's step size
+``gamma``                       0.99        discount
+``hidden``                      256         width of the Q-network's two hidden layers
+``batch_size``                  128         transitions per gradient step
+``learning_starts``             5,000       learner steps of pure exploration first
+``train_frequency``             1           vector steps between gradient steps
+``target_network_frequency``    250         gradient steps between target updates
+``start_e``, ``end_e``          1.0, 0.05   epsilon's linear schedule ...
+``exploration_fraction``        0.4         ... over this fraction of the budget
+``double``                      ``True``    Double DQN target
+==============================  ==========  ============================================
 
 Reproducibility: the network's initial weights come from ``torch.manual_seed(seed)``
 (inside ``torch.random.fork_rng``, so the caller's torch generator is left alone), every
@@ -63,7 +64,7 @@ from . import Progress
 from .common import ModuleAgent
 
 __all__ = ["FAMILY", "MASKS", "LIBRARY", "Config", "QNetwork", "ReplayBuffer", "td_target",
-           "train"]
+           "epsilon", "act", "train"]
 
 FAMILY = "value-based"
 MASKS = ("Q-values masked: epsilon-greedy over legal actions, "
