@@ -25,6 +25,7 @@ class Recording(Progress):
 
 def train(task_id, seed, workdir, steps=ROLLOUT, points=()):
     progress = Recording(points)
+    workdir.mkdir(exist_ok=True)  # the contract hands over an existing fresh folder
     agent = get_algorithm("maskable-ppo").train(get_task(task_id), seed, steps, workdir,
                                                 progress)
     return agent, progress
