@@ -111,6 +111,22 @@ def test_tiny_training_run_end_to_end(tmp_path, capsys, trainer, game, features)
     assert data["network"]["features"] == features
 
 
+def test_sb3_anneals_the_step_size_over_whole_rollouts_and_stays_above_zero(tmp_path):
+    """1,500 steps are 23.4 rollouts of 64 (8 games x 8 steps): SB3 trains 24 and, as the
+    torch trainer does, anneals over them, the last update at learning_rate / 24. (It
+    annealed over 1,500 steps, so its last update ran at a negative step size and climbed
+    the loss: 50,000 steps of 16,384-step rollouts ended worse than random.)"""
+    import io
+
+    from sb3_contrib import MaskablePPO
+    assert run_train(tmp_path, "--trainer", "sb3", "run.name=lr", *TINY,
+                     "ppo.learning_rate=2.4e-3") == 0
+    state = torch.load(tmp_path / "lr" / "checkpoints" / "trainer_state.pt", weights_only=False)
+    assert state["step"] == 24 * 64
+    model = MaskablePPO.load(io.BytesIO(state["sb3_model"]))
+    assert model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(2.4e-3 / 24)
+
+
 @pytest.mark.parametrize("game", ["dice", "cards"])
 def test_decisions_only_trains_on_decisions(tmp_path, game):
     assert run_train(tmp_path, "run.name=d", *TINY, f"env.game={game}",

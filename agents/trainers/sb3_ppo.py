@@ -12,6 +12,10 @@ MaskablePPO's ``MlpPolicy`` has separate actor and critic MLPs, each with
 ``network.hidden`` layers; the exported checkpoint holds the actor (torso + policy
 head); its value head is left at zero (the critic does not fit the shared-torso format).
 Rewards are multiplied by ``ppo.reward_scale`` as in the torch trainer.
+
+SB3 finishes the rollout it is in, so a run trains whole rollouts, up to one beyond
+``run.total_steps``; the trainer asks for exactly that many steps and anneals the step size
+over them as the torch trainer does (:func:`step_size`).
 """
 
 from __future__ import annotations
@@ -96,6 +100,23 @@ class _PoolOpponent:
                 actions[rows] = self.pool.act(int(opponent), torch.as_tensor(obs[rows]),
                                               torch.as_tensor(masks[rows] > 0)).numpy()
         return actions
+
+
+def step_size(pc: Any, batch: int, planned: int) -> Any:
+    """``learning_rate`` for MaskablePPO: constant, or with ``ppo.anneal_lr`` annealed
+    linearly over the ``planned`` steps as in the torch trainer (update ``k`` of
+    ``batch`` steps at ``learning_rate * (1 - (k - 1) * batch / planned)``, the last one
+    above zero).
+
+    SB3 calls the schedule with ``1 - num_timesteps / total_timesteps`` counted after the
+    rollout; ``planned`` must be that total, a whole number of rollouts. (Scaling that
+    fraction alone goes below zero in the last update of a run that is not a whole number
+    of rollouts, and a negative step size climbs the loss: a 50,000-step run of 16,384-step
+    rollouts ended worse than random.)"""
+    if not pc.anneal_lr:
+        return pc.learning_rate
+    ahead = batch / planned  # the schedule is read after the rollout, torch's before it
+    return lambda remaining: pc.learning_rate * (remaining + ahead)
 
 
 def export_policy(model: MaskablePPO, cfg: TrainConfig, obs_size: int, num_actions: int) -> PolicyNetwork:
@@ -184,8 +205,10 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                   n_epochs=pc.update_epochs, gamma=pc.gamma, gae_lambda=pc.gae_lambda,
                   clip_range=pc.clip_coef, ent_coef=pc.ent_coef, vf_coef=pc.vf_coef,
                   max_grad_norm=pc.max_grad_norm, normalize_advantage=pc.normalize_advantages,
-                  learning_rate=(lambda f: pc.learning_rate * f) if pc.anneal_lr else pc.learning_rate,
                   seed=cfg.run.seed, verbose=0, tensorboard_log=str(run.dir / "tb"))
+    done = run.step  # what the resumed state trained (0 for a new run)
+    remaining = -(-max(0, cfg.run.total_steps - done) // batch) * batch  # whole rollouts
+    kwargs["learning_rate"] = step_size(pc, batch, done + remaining)
     if resume:
         state = run.state
         # The settings in kwargs replace the saved ones: the config says what trains on.
@@ -205,7 +228,6 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
             pool.add_snapshot(export_policy(model, cfg, obs_size, num_actions))
     opponent.model = model
     callback = _TrainingCallback(cfg, run, pool, opponent, obs_size, num_actions, progress)
-    remaining = max(0, cfg.run.total_steps - model.num_timesteps)
     model.learn(remaining, callback=callback, reset_num_timesteps=not resume,
                 tb_log_name="sb3")
     return save(model, run, pool, cfg, obs_size, num_actions)
