@@ -6,17 +6,20 @@ example ``ActionMaskingTorchRLModule`` (a default PPO module: separate 256-256 t
 for policy and value; illegal logits pushed to ``FLOAT_MIN`` in sampling, inference and
 the loss). Everything else is RLlib's default; the changes and why:
 
-=============================  ===========  ==========  ===================================
-setting                        RLlib        here        why
-=============================  ===========  ==========  ===================================
-``num_env_runners``            2            0           sample in the driver: 2 cores, and
-                                                        one process keeps a run seeded
-``num_envs_per_env_runner``    1            8           one forward per 8 games: RLlib's
-                                                        per-step overhead dominates at 1
-``train_batch_size_per_learner`` 4,000      4,000       ``min(4000, steps)``: a budget
-                                                        under one batch is not overshot
-``minibatch_size``             128          128         ``min(128, batch)``
-=============================  ===========  ==========  ===================================
+==================================  ======  ============  ==============================
+setting                             RLlib   here          why
+==================================  ======  ============  ==============================
+``num_env_runners``                 2       0             sample in the driver: 2 cores,
+                                                          and one process keeps a run
+                                                          seeded
+``num_envs_per_env_runner``         1       8             one forward pass for 8 games:
+                                                          RLlib's per-step overhead
+                                                          dominates with 1
+``train_batch_size_per_learner``    4,000   min(4,000,    a budget under one batch is
+                                            steps)        not overshot
+``minibatch_size``                  128     min(128,      (the same)
+                                            batch)
+==================================  ======  ============  ==============================
 
 PPO itself is untouched (``lr`` 5e-5, 30 epochs, ``gamma`` 0.99, ``lambda`` 1.0, clip 0.3,
 KL penalty on, no entropy bonus). Steps are env steps of ``Qwinto-v0``: one per learner
