@@ -21,7 +21,8 @@ stock pieces on this env:
   action, so a masking bug stops the run.
 * Every seat maps to one module, ``"shared"``: self-play with shared parameters; the
   start player is drawn at every reset. Everything else is RLlib's default PPO,
-  ``--batch-size`` aside (RLlib's default is 4,000 agent steps per update).
+  ``--batch-size`` aside (RLlib's default: 4,000 env steps per update, each with a
+  sample of every seat).
 
 At the end the shared policy, played greedily, meets ``"random"`` in
 ``agents.evaluate.play`` (seats rotated).
@@ -131,7 +132,7 @@ def main():
     parser.add_argument("--timesteps", type=int, default=None,
                         help="stop once this many env steps are sampled")
     parser.add_argument("--batch-size", type=int, default=4000,
-                        help="agent steps per PPO update (RLlib's default)")
+                        help="env steps per PPO update (RLlib's default; every seat samples each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-games", type=int, default=200)
     args = parser.parse_args()
