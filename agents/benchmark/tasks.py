@@ -3,10 +3,10 @@
 =================  =======  =====  =========  ===================  ============  ===========
 task               game     seats  reward     training opponents   CPU budget    GPU budget
 =================  =======  =====  =========  ===================  ============  ===========
-``dice-2p-v0``     dice     2      score      ``expert``           100,000       20,000,000
-``dice-4p-v0``     dice     4      score      3 x ``expert``       100,000       20,000,000
-``cards-2p-v0``    cards    2      score      ``expert``           100,000       20,000,000
-``dice-solo-v0``   dice     1      score      none                 100,000       20,000,000
+``dice-2p-v0``     dice     2      score      ``expert``           50,000        20,000,000
+``dice-4p-v0``     dice     4      score      3 x ``expert``       50,000        20,000,000
+``cards-2p-v0``    cards    2      score      ``expert``           50,000        20,000,000
+``dice-solo-v0``   dice     1      score      none                 50,000        20,000,000
 =================  =======  =====  =========  ===================  ============  ===========
 
 Budgets count **learner steps**: ``step`` calls of the task's ``Qwinto-v0`` environment
@@ -96,7 +96,7 @@ class Task:
 
 
 _SCRIPTED = ("random", "greedy", "expert")
-_CPU, _GPU = 100_000, 20_000_000
+_CPU, _GPU = 50_000, 20_000_000
 
 TASKS: dict[str, Task] = {task.id: task for task in [
     Task("dice-2p-v0", "dice", 2, "score", ("expert",), Budget(_CPU, _GPU),
