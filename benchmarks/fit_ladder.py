@@ -13,6 +13,7 @@ says exactly what played.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.out.parent.is_dir():
         parser.error(f"argument --out: {str(args.out)!r} is not in an existing directory")
+    code = code_version()  # before playing: the code that plays, not what it became
     try:
         ladder = fit_ladder(args.ladder, args.games, args.seed, args.workers, args.bootstrap,
                             progress=not args.quiet)
@@ -69,8 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     except ValueError as exc:  # the fit: too few games for every member to win and lose
         parser.exit(1, f"error: {exc}; more --games may help\n")
-    ladder.fit["code"] = code_version()
-    save_fit(ladder, args.out)
+    save_fit(dataclasses.replace(ladder, fit={**ladder.fit, "code": code}), args.out)
     for member, r in ladder.ratings.items():
         print(f"{member:24s} {r.rating:8.1f}  [{r.low:7.1f}, {r.high:7.1f}]  {r.games} games")
     for pair in ladder.fit["pairs"]:

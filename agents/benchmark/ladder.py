@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..evaluate import Results
+from ..evaluate import Results, play
 from ..fileio import atomic_write_text
 
 __all__ = ["Rating", "Ladder", "LADDERS", "LADDER_FILE", "ANCHOR", "ANCHOR_RATING",
@@ -108,7 +108,8 @@ class Ladder:
     def rate(self, name: str, results: Sequence[Results], level: float = 0.95) -> Rating:
         """The rating of entrant ``name`` from tournaments (:class:`Results`) between it and
         pool members (every other entrant is one, duplicates numbered ``expert#2``), the
-        pool's frozen ratings held fixed; see the module docstring."""
+        pool's frozen ratings held fixed, with its ``level`` interval; see the module
+        docstring."""
         missing = [m for m in self.pool if m not in self.ratings]
         if missing:
             raise ValueError(f"ladder {self.name!r} has no frozen rating for {missing}: run "
@@ -181,7 +182,7 @@ def fit_pool(pool: Sequence[str], results: Sequence[Results], bootstrap: int = 1
     draws = _fit_bt(resampled, a)
     low, high = np.percentile(draws, [2.5, 97.5], axis=0)
     played = np.zeros(len(pool), dtype=np.int64)
-    for res, per_game in zip(results, tables):
+    for res in results:
         played[[pool.index(m) for m in set(_members(pool, res.entrants))]] += res.games
     ratings = {m: Rating(float(point[i]), float(low[i]), float(high[i]), int(played[i]))
                for i, m in enumerate(pool)}
@@ -195,8 +196,6 @@ def fit_ladder(name: str, games: int, seed: int, workers: int = 1, bootstrap: in
     :func:`agents.evaluate.round_robin` does) and fit its pool (:func:`fit_pool`). The
     returned ladder's ``fit`` records the games, seed, bootstrap, tables, date, seconds and
     every pair's observed and fitted win rate."""
-    from ..evaluate import play
-
     base = get_ladder(name)
     tables = base.tables()
     seeds = np.random.default_rng(seed).integers(0, 2 ** 62, size=len(tables))
@@ -233,7 +232,7 @@ def _members(pool: list[str], entrants: Sequence[str], new: str | None = None) -
     out = []
     for entrant in entrants:
         base = entrant if entrant == new or entrant in pool else entrant.rsplit("#", 1)[0]
-        if base != new and base not in pool:
+        if entrant != new and base not in pool:
             raise ValueError(f"entrant {entrant!r} is not in the pool {pool}"
                              + (f" and is not the rated entrant {new!r}" if new else ""))
         out.append(base)
@@ -374,7 +373,7 @@ def _design_effect(cluster: np.ndarray, outcome: np.ndarray, ref: np.ndarray,
     return max(1.0, float((per_game ** 2).sum() / (p * (1 - p)).sum()))
 
 
-def _bisect(f: Any, lo: float, hi: float, steps: int = 80) -> float:
+def _bisect(f: Any, lo: float, hi: float, steps: int = 60) -> float:
     """The root of ``f`` between ``lo`` and ``hi``, where ``f`` changes sign once."""
     left = f(lo) > 0
     for _ in range(steps):
