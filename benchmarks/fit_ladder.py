@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> None:
     if not args.out.parent.is_dir():
         parser.error(f"argument --out: {str(args.out)!r} is not in an existing directory")
     code = code_version()  # before playing: the code that plays, not what it became
+    import torch
+
+    # The pretrained nets' small batches: more threads only wait on each other.
+    torch.set_num_threads(1)
     try:
         ladder = fit_ladder(args.ladder, args.games, args.seed, args.workers, args.bootstrap,
                             progress=not args.quiet)
