@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
 from agents.benchmark.ladder import LADDER_FILE, fit_ladder, ladder_names, save_fit
 from agents.evaluate import EvaluationError
 
@@ -64,8 +66,6 @@ def main(argv: list[str] | None = None) -> None:
     if not args.out.parent.is_dir():
         parser.error(f"argument --out: {str(args.out)!r} is not in an existing directory")
     code = code_version()  # before playing: the code that plays, not what it became
-    import torch
-
     # The pretrained nets' small batches: more threads only wait on each other.
     torch.set_num_threads(1)
     try:
