@@ -8,7 +8,13 @@ Command line::
 
 ``--agents`` takes one spec per seat (anything :func:`agents.load` accepts: ``random``,
 ``greedy``, ``expert``, a checkpoint path), or a single spec for self-play in every seat.
-Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``). Every
+Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``).
+
+With ``--round-robin`` (:func:`round_robin`), ``--agents`` lists at least ``--players``
+entrants and every combination of ``--players`` of them plays a table of ``--games``
+games (``python -m agents.evaluate --round-robin --agents random,greedy,expert,
+pretrained:dice-2p --players 2 --games 1000``: 6 tables). The table then covers every
+entrant over all its games, with one rating fitted on all tables' pairwise outcomes. Every
 option is checked before the first game (the specs loaded, the output folders looked
 at): a bad one is an argparse error naming it (exit status 2). The outputs are written
 atomically (:mod:`agents.fileio`); ``--plot`` takes its image format from the extension.
@@ -77,8 +83,8 @@ from .base import Agent
 from .fileio import atomic_write, atomic_write_text
 from .load import PLAYER_COUNTS, load
 
-__all__ = ["Results", "play", "seating", "summarise", "bradley_terry", "format_table", "main",
-           "BATCHED_RUNNERS"]
+__all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
+           "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
 
 #: Game name -> function(agents, num_players, seat_of, seed, agent_seeds, progress) ->
 #: per-game arrays (``STATS`` keys, ``[game, entrant]``), for agents that support batches.
@@ -88,6 +94,8 @@ ENGINES = ("auto", "single", "batched")
 BATCH_GAMES = 1024
 
 STATS = ("score", "misthrows", "full_rows", "pentagon_columns")
+#: The per-game arrays of one entrant's table line, in :func:`_agent_row`'s order.
+ROW_ARRAYS = ("score", "shares", "rank", "misthrows", "full_rows", "pentagon_columns")
 
 
 #: :func:`play`'s arguments -> the command line's options.
@@ -127,6 +135,41 @@ class Results:
     @property
     def games_per_second(self) -> float:
         return self.games / self.seconds if self.seconds > 0 else math.inf
+
+    def scores_by_entrant(self) -> dict[str, np.ndarray]:
+        """Each entrant's final scores, game by game."""
+        return {name: self.score[:, e] for e, name in enumerate(self.entrants)}
+
+
+@dataclass
+class RoundRobin:
+    """A round robin (:func:`round_robin`): one table per combination of ``num_players``
+    distinct entrants, each a :class:`Results` whose ``entrants`` are the round robin's
+    names for them."""
+
+    entrants: list[str]
+    game: str
+    num_players: int
+    seed: int
+    tables: list[Results]
+    seconds: float = 0.0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return sum(t.games for t in self.tables)
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else math.inf
+
+    def scores_by_entrant(self) -> dict[str, np.ndarray]:
+        """Each entrant's final scores over all its tables' games."""
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in self.entrants}
+        for table in self.tables:
+            for name, score in table.scores_by_entrant().items():
+                parts[name].append(score)
+        return {name: np.concatenate(p) for name, p in parts.items()}
 
 
 # -- playing --------------------------------------------------------------------
@@ -329,16 +372,38 @@ def _check_settings(game: Any, num_players: Any, games: Any, seed: Any, workers:
 def _seat_entries(agents: Any, game: str, num_players: int,
                   workers: int) -> list[str | Agent]:
     """One spec or :class:`Agent` per seat, each checked to fit the game and player count."""
-    if isinstance(agents, (str, bytes, os.PathLike, Agent)) \
-            or not isinstance(agents, Iterable):
-        raise EvaluationError(f"must be a list with one spec or Agent per seat (or one for "
-                              f"self-play), got {agents!r}", "agents")
-    entries = [os.fspath(a) if isinstance(a, os.PathLike) else a for a in agents]
+    entries = _agent_list(agents)
     if len(entries) == 1:
         entries *= num_players
     if len(entries) != num_players:
         raise EvaluationError(f"{len(entries)} agents for {num_players} players: give one "
-                              f"agent per seat, or one agent for self-play", "agents")
+                              f"agent per seat, or one agent for self-play (more agents "
+                              f"than seats: a round robin)", "agents")
+    return _check_entries(entries, game, num_players, workers)
+
+
+def _pool_entries(agents: Any, game: str, num_players: int,
+                  workers: int) -> list[str | Agent]:
+    """A round robin's specs or :class:`Agent` objects: at least one per seat, checked."""
+    entries = _agent_list(agents)
+    if len(entries) < num_players:
+        raise EvaluationError(f"a round robin of {num_players}-player tables needs at least "
+                              f"{num_players} agents, got {len(entries)}", "agents")
+    return _check_entries(entries, game, num_players, workers)
+
+
+def _agent_list(agents: Any) -> list[Any]:
+    if isinstance(agents, (str, bytes, os.PathLike, Agent)) \
+            or not isinstance(agents, Iterable):
+        raise EvaluationError(f"must be a list with one spec or Agent per seat (or one for "
+                              f"self-play), got {agents!r}", "agents")
+    return [os.fspath(a) if isinstance(a, os.PathLike) else a for a in agents]
+
+
+def _check_entries(entries: list[Any], game: str, num_players: int,
+                   workers: int) -> list[str | Agent]:
+    """``entries`` if each is a spec or an :class:`Agent` of this game and player count
+    (only specs with ``workers > 1``); an :class:`EvaluationError` otherwise."""
     for i, entry in enumerate(entries):
         if isinstance(entry, Agent) and (entry.game, entry.num_players) != (game, num_players):
             raise EvaluationError(f"agents[{i}] {entry!r} does not play the {game} game with "
@@ -415,6 +480,41 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     return res
 
 
+def round_robin(agents: Sequence[str | os.PathLike | Agent], game: str = "dice",
+                num_players: int = 2, games: int = 1000, seed: int = 0, workers: int = 1,
+                progress: bool = True, engine: str = "auto") -> RoundRobin:
+    """More agents than seats: every combination of ``num_players`` of ``agents`` plays
+    ``games`` games (a :func:`play` table each: seats rotated, ``workers`` and ``engine``
+    as there).
+
+    Table ``k`` (in ``itertools.combinations`` order) is played with the ``k``-th seed
+    that a ``numpy`` generator seeded with ``seed`` draws, so the results do not depend
+    on ``workers``. Duplicate specs are numbered as in :func:`play`. The summary
+    (:func:`summarise_round_robin`) covers every agent over all its games. Every argument
+    is checked, and every spec loaded, before the first game.
+    """
+    _check_settings(game, num_players, games, seed, workers, engine)
+    entries = _pool_entries(agents, game, int(num_players), int(workers))
+    names = _entrant_names([a if isinstance(a, str) else a.name for a in entries])
+    objs = [_load_spec(a, game, int(num_players)) if isinstance(a, str) else a
+            for a in entries]
+    members = list(itertools.combinations(range(len(entries)), int(num_players)))
+    table_seeds = np.random.default_rng(int(seed)).integers(0, 2 ** 62, size=len(members))
+    seated = entries if workers > 1 else objs  # worker processes load specs themselves
+    start = time.perf_counter()
+    tables = []
+    for ids, table_seed in zip(members, table_seeds):
+        res = play([seated[i] for i in ids], game, num_players, games, int(table_seed),
+                   workers, progress, engine)
+        res.entrants = [names[i] for i in ids]
+        res.summary = summarise(res)
+        tables.append(res)
+    rr = RoundRobin(names, game, int(num_players), int(seed), tables,
+                    seconds=time.perf_counter() - start)
+    rr.summary = summarise_round_robin(rr)
+    return rr
+
+
 def _in_processes(worker: Callable[[tuple], dict[str, np.ndarray]], jobs: list[tuple],
                   sizes: list[int], workers: int, desc: str, progress: bool,
                   join: Callable[[list[np.ndarray]], np.ndarray]) -> dict[str, np.ndarray]:
@@ -486,26 +586,57 @@ def bradley_terry(wins: np.ndarray, prior_ties: float = 1.0, iterations: int = 1
     return 1500.0 + 400.0 * np.log10(gamma)
 
 
+def _agent_row(name: str, score: np.ndarray, shares: np.ndarray, rank: np.ndarray,
+               misthrows: np.ndarray, full_rows: np.ndarray, pentagon_columns: np.ndarray,
+               rating: float) -> dict[str, Any]:
+    """One entrant's line of the table, from its per-game outcomes."""
+    mean, ci = _mean_ci(score)
+    win, win_ci = _mean_ci(shares)
+    return {"agent": name, "mean_score": mean, "score_ci95": ci,
+            "win_rate": win, "win_ci95": win_ci, "mean_rank": float(rank.mean()),
+            "misthrows": float(misthrows.mean()), "full_rows": float(full_rows.mean()),
+            "pentagon_columns": float(pentagon_columns.mean()), "rating": float(rating)}
+
+
+def _table_arrays(res: Results) -> dict[str, np.ndarray]:
+    """A table's per-game arrays ``[game, entrant]``: the ``STATS``, win shares, ranks."""
+    return {**{k: getattr(res, k) for k in STATS}, "shares": win_shares(res.score),
+            "rank": ranks(res.score)}
+
+
 def summarise(res: Results) -> dict[str, Any]:
     """The evaluator's table as a dict: per entrant statistics plus run facts."""
-    shares = win_shares(res.score)
-    rank = ranks(res.score)
     rating = (bradley_terry(pairwise_wins(res.score)) if len(res.entrants) > 1
               else np.full(1, math.nan))
-    per = []
-    for e, name in enumerate(res.entrants):
-        mean, ci = _mean_ci(res.score[:, e])
-        win, win_ci = _mean_ci(shares[:, e])
-        per.append({"agent": name, "mean_score": mean, "score_ci95": ci,
-                    "win_rate": win, "win_ci95": win_ci,
-                    "mean_rank": float(rank[:, e].mean()),
-                    "misthrows": float(res.misthrows[:, e].mean()),
-                    "full_rows": float(res.full_rows[:, e].mean()),
-                    "pentagon_columns": float(res.pentagon_columns[:, e].mean()),
-                    "rating": float(rating[e])})
+    cols = _table_arrays(res)
+    per = [_agent_row(name, *(cols[k][:, e] for k in ROW_ARRAYS), rating[e])
+           for e, name in enumerate(res.entrants)]
     return {"game": res.game, "players": res.num_players, "games": res.games,
             "seed": res.seed, "seconds": res.seconds,
             "games_per_second": res.games_per_second, "agents": per}
+
+
+def summarise_round_robin(rr: RoundRobin) -> dict[str, Any]:
+    """:func:`summarise` for a round robin: each entrant's statistics over all its games
+    (``games_played`` of them), and one Bradley-Terry rating fitted on the pairwise
+    outcomes of all tables together."""
+    index = {name: i for i, name in enumerate(rr.entrants)}
+    wins = np.zeros((len(index), len(index)))
+    parts: list[list[dict[str, np.ndarray]]] = [[] for _ in index]
+    for table in rr.tables:
+        ids = [index[name] for name in table.entrants]
+        wins[np.ix_(ids, ids)] += pairwise_wins(table.score)
+        cols = _table_arrays(table)
+        for e, i in enumerate(ids):
+            parts[i].append({k: cols[k][:, e] for k in ROW_ARRAYS})
+    rating = bradley_terry(wins)
+    per = []
+    for i, name in enumerate(rr.entrants):
+        arrays = [np.concatenate([p[k] for p in parts[i]]) for k in ROW_ARRAYS]
+        per.append({**_agent_row(name, *arrays, rating[i]), "games_played": len(arrays[0])})
+    return {"game": rr.game, "players": rr.num_players, "games": rr.games,
+            "seed": rr.seed, "seconds": rr.seconds, "games_per_second": rr.games_per_second,
+            "tables": len(rr.tables), "agents": per}
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -519,8 +650,9 @@ def format_table(summary: dict[str, Any]) -> str:
             f"| {100 * a['win_rate']:.1f}% ± {100 * a['win_ci95']:.1f} "
             f"| {a['mean_rank']:.3f} | {a['misthrows']:.2f} | {a['full_rows']:.2f} "
             f"| {a['pentagon_columns']:.2f} | {a['rating']:.0f} |")
+    tables = f", {summary['tables']} tables" if "tables" in summary else ""
     lines.append(f"\n{summary['games']} games ({summary['game']}, {summary['players']} "
-                 f"players, seed {summary['seed']}) in {summary['seconds']:.1f} s: "
+                 f"players{tables}, seed {summary['seed']}) in {summary['seconds']:.1f} s: "
                  f"{summary['games_per_second']:.1f} games/s")
     return "\n".join(lines)
 
@@ -537,11 +669,19 @@ def write_csv(summary: dict[str, Any], path: str) -> None:
     atomic_write_text(path, text.getvalue())
 
 
-def write_json(res: Results, path: str) -> None:
+def write_json(res: Results | RoundRobin, path: str) -> None:
     """The summary plus every per-game array (``[game][entrant]``: the ``STATS`` and
-    ``seat``)."""
-    per_game = {k: getattr(res, k).tolist() for k in (*STATS, "seat")}
-    data = {**res.summary, "entrants": res.entrants, "per_game": per_game}
+    ``seat``); for a round robin, each table's (``per_table``: its ``entrants``, ``seed``
+    and ``per_game``)."""
+    def per_game(table: Results) -> dict[str, list]:
+        return {k: getattr(table, k).tolist() for k in (*STATS, "seat")}
+
+    data = {**res.summary, "entrants": res.entrants}
+    if isinstance(res, RoundRobin):
+        data["per_table"] = [{"entrants": t.entrants, "seed": t.seed, "per_game": per_game(t)}
+                             for t in res.tables]
+    else:
+        data["per_game"] = per_game(res)
     atomic_write_text(path, json.dumps(data, indent=1))
 
 
@@ -550,7 +690,7 @@ def plot_format(path: str) -> str:
     return os.path.splitext(path)[1][1:].lower() or "png"
 
 
-def plot_scores(res: Results, path: str) -> None:
+def plot_scores(res: Results | RoundRobin, path: str) -> None:
     """An image (format: :func:`plot_format`) of each entrant's score distribution (step
     histograms, one per entrant)."""
     import matplotlib
@@ -559,11 +699,13 @@ def plot_scores(res: Results, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    lo, hi = int(res.score.min()), int(res.score.max())
+    scores = res.scores_by_entrant()
+    lo = int(min(x.min() for x in scores.values()))
+    hi = int(max(x.max() for x in scores.values()))
     bins = np.arange(lo, hi + 2) - 0.5 if hi - lo < 120 else 60
-    for e, name in enumerate(res.entrants):
-        ax.hist(res.score[:, e], bins=bins, histtype="step", linewidth=1.5,
-                label=f"{name} (mean {res.score[:, e].mean():.1f})")
+    for name, score in scores.items():
+        ax.hist(score, bins=bins, histtype="step", linewidth=1.5,
+                label=f"{name} (mean {score.mean():.1f})")
     ax.set_xlabel("final score")
     ax.set_ylabel("games")
     ax.set_title(f"Qwinto {res.game}, {res.num_players} players, {res.games} games")
@@ -620,7 +762,8 @@ def _plot_problem(path: str) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.evaluate") -> Results:
+def main(argv: Sequence[str] | None = None,
+         prog: str = "python -m agents.evaluate") -> Results | RoundRobin:
     parser = argparse.ArgumentParser(prog=prog,
                                      description="Play a Qwinto tournament and print the table.")
     parser.add_argument("--game", default="dice", choices=sorted(GAMES))
@@ -636,13 +779,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.evalua
     parser.add_argument("--csv", help="write the per-agent table as CSV")
     parser.add_argument("--plot", help="write an image of the score distributions (format "
                                        "from the extension, PNG without one)")
+    parser.add_argument("--round-robin", action="store_true",
+                        help="more agents than seats: every combination of --players of "
+                             "them plays --games games")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     _check_outputs(parser, args)
+    tournament = round_robin if args.round_robin else play
     try:
-        res = play([s.strip() for s in args.agents.split(",")], game=args.game,
-                   num_players=args.players, games=args.games, seed=args.seed,
-                   workers=args.workers, progress=not args.quiet, engine=args.engine)
+        res = tournament([s.strip() for s in args.agents.split(",")], game=args.game,
+                         num_players=args.players, games=args.games, seed=args.seed,
+                         workers=args.workers, progress=not args.quiet, engine=args.engine)
     except ValueError as exc:
         argument = getattr(exc, "argument", None)
         if argument is None:  # a failure during play

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from agents.evaluate import (EvaluationError, Results, bradley_terry, format_table, main,
-                             pairwise_wins, play, ranks, seating, summarise, win_shares)
+                             pairwise_wins, play, ranks, round_robin, seating, summarise,
+                             win_shares)
 from agents.scripted import GreedyAgent, RandomAgent
 from qwinto_env.view import decode
 
@@ -254,3 +255,58 @@ def test_batched_engine_asks_a_per_row_agent_only_real_decisions(game):
     b = play(["greedy", "random"], engine="batched", **many).score[:, 0]
     s1 = play(["greedy", "random"], engine="single", **many).score[:, 0]
     assert abs(b.mean() - s1.mean()) < 5 * math.sqrt(b.var() / b.size + s1.var() / s1.size)
+
+
+def test_round_robin_plays_every_combination_with_seeded_tables():
+    rr = round_robin(["random", "greedy", "random"], games=8, seed=4, progress=False)
+    assert rr.entrants == ["random", "greedy", "random#2"]
+    assert [t.entrants for t in rr.tables] == [["random", "greedy"], ["random", "random#2"],
+                                               ["greedy", "random#2"]]
+    seeds = np.random.default_rng(4).integers(0, 2 ** 62, size=3)
+    for table, seed, pair in zip(rr.tables, seeds, [("random", "greedy"), ("random", "random"),
+                                                    ("greedy", "random")]):
+        alone = play(list(pair), games=8, seed=int(seed), progress=False)
+        assert table.seed == seed and (table.score == alone.score).all()
+    s = rr.summary
+    assert s["games"] == 24 and s["tables"] == 3 and rr.games == 24
+    greedy = s["agents"][1]
+    both = np.concatenate([rr.tables[0].score[:, 1], rr.tables[2].score[:, 0]])
+    assert greedy["games_played"] == 16 and greedy["mean_score"] == pytest.approx(both.mean())
+    wins = np.zeros((3, 3))
+    for table, ids in zip(rr.tables, [(0, 1), (0, 2), (1, 2)]):
+        wins[np.ix_(ids, ids)] += pairwise_wins(table.score)
+    assert [a["rating"] for a in s["agents"]] == pytest.approx(list(bradley_terry(wins)))
+    assert "24 games (dice, 2 players, 3 tables, seed 4)" in format_table(s)
+
+
+def test_round_robin_with_more_seats():
+    rr = round_robin(["random", "greedy", "random", "greedy"], game="cards", num_players=3,
+                     games=3, seed=1, progress=False)
+    assert len(rr.tables) == 4 and all(t.num_players == 3 for t in rr.tables)
+    assert [a["games_played"] for a in rr.summary["agents"]] == [9, 9, 9, 9]
+
+
+def test_round_robin_workers_do_not_change_results():
+    kw = dict(game="cards", games=3, seed=1, progress=False)
+    one = round_robin(["random", "greedy", "random"], **kw)
+    two = round_robin(["random", "greedy", "random"], workers=2, **kw)
+    assert all((a.score == b.score).all() for a, b in zip(one.tables, two.tables))
+    assert strip_time(one.summary) == strip_time(two.summary)
+
+
+def test_round_robin_command_line(tmp_path, capsys):
+    out = tmp_path / "rr"
+    res = main(["--round-robin", "--agents", "random,greedy,expert", "--players", "2",
+                "--games", "4", "--seed", "2", "--quiet", "--json", f"{out}.json",
+                "--csv", f"{out}.csv", "--plot", f"{out}.png"])
+    text = capsys.readouterr().out
+    assert all(f"| {name} |" in text for name in ("random", "greedy", "expert"))
+    assert "12 games (dice, 2 players, 3 tables, seed 2)" in text
+    data = json.loads((tmp_path / "rr.json").read_text())
+    assert data["entrants"] == ["random", "greedy", "expert"] and data["tables"] == 3
+    assert [t["entrants"] for t in data["per_table"]] == [t.entrants for t in res.tables]
+    assert data["per_table"][2]["per_game"]["score"] == res.tables[2].score.tolist()
+    rows = list(csv.DictReader(open(f"{out}.csv")))
+    assert [(r["agent"], r["games_played"]) for r in rows] == [
+        ("random", "8"), ("greedy", "8"), ("expert", "8")]
+    assert (tmp_path / "rr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

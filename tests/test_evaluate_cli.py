@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import agents.evaluate as evaluate
-from agents.evaluate import EvaluationError, main, play, plot_scores, write_csv, write_json
+from agents.evaluate import (EvaluationError, main, play, plot_scores, round_robin, write_csv,
+                             write_json)
 from agents.policy import PolicyNetwork, save_checkpoint
 from agents.scripted import RandomAgent
 from qwinto_env.dice import observation_size
@@ -75,6 +76,13 @@ BAD_COMMAND_LINES = [
     *[(["--" + out, path], "--" + out) for out in ("json", "csv", "plot") for path in
       ("{tmp}/missing/out.x", "{tmp}/folder", "{tmp}/file.txt/out.x", "")],
     (["--plot", "{tmp}/scores.txt"], "--plot"),
+    (["--round-robin=yes"], "--round-robin"),
+    (["--round-robin", "--agents", "expert"], "--agents"),
+    (["--round-robin", "--agents", "random,greedy", "--players", "3"], "--agents"),
+    (["--round-robin", "--agents", "random,nobody,greedy"], "--agents"),
+    (["--round-robin", "--agents", "random,greedy,"], "--agents"),
+    (["--round-robin", "--agents", "random,greedy,expert", "--games", "0"], "--games"),
+    (["--round-robin", "--agents", "random,greedy,expert", "--workers", "0"], "--workers"),
     (["--json", "{tmp}/out", "--csv", "{tmp}/./out"], "--csv"),
     (["--csv", "{tmp}/out.png", "--plot", "{tmp}/out.png"], "--plot"),
 ]
@@ -162,6 +170,28 @@ def test_bad_play_arguments(kwargs, argument, games_played):
         play(**{"agents": ["random"], "games": 4, "progress": False, **kwargs})
     assert info.value.argument == argument
     assert str(info.value).startswith(f"{argument}: ")
+    assert games_played == []
+
+
+BAD_ROUND_ROBINS = [
+    (dict(agents=["random"]), "agents", "needs at least 2 agents, got 1"),
+    (dict(agents=["random", "greedy"], num_players=3), "agents", "at least 3 agents"),
+    (dict(agents="random,greedy,expert"), "agents", "must be a list"),
+    (dict(agents=["random", "greedy", 3]), "agents", "is 3, neither a spec"),
+    (dict(agents=["random", "greedy", "nobody"]), "agents", "nobody"),
+    (dict(agents=[dice_agent(), "random", "greedy"], workers=2), "workers", "needs agent specs"),
+    (dict(games=0), "games", "positive integer"),
+    (dict(seed=-1), "seed", "non-negative integer"),
+    (dict(game="chess"), "game", "unknown game"),
+]
+
+
+@pytest.mark.parametrize("kwargs, argument, message", BAD_ROUND_ROBINS)
+def test_bad_round_robin_arguments(kwargs, argument, message, games_played):
+    with pytest.raises(EvaluationError, match=message) as info:
+        round_robin(**{"agents": ["random", "greedy", "expert"], "games": 4,
+                       "progress": False, **kwargs})
+    assert info.value.argument == argument
     assert games_played == []
 
 
