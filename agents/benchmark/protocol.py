@@ -10,10 +10,8 @@ key                        value
                            (:mod:`agents.benchmark.ladder`), ``rating_low`` and
                            ``rating_high`` its 95% interval (tasks with a ladder)
 ``mean_score``             the agent's mean score over all evaluation games
-``win_rate/<reference>``   its win rate in the games with ``<reference>`` (2 players:
-                           one match per reference; more players: every reference at
-                           one table, so each key holds the same games)
-``score/<reference>``      its mean score in those games
+``win_rate/<reference>``   2 players: its win rate in its match with ``<reference>``
+``win_rate``               more players: its win rate at the table with every reference
 ``games``                  evaluation games played
 =========================  ==========================================================
 
@@ -33,7 +31,7 @@ from ..base import Agent
 from ..evaluate import Results, play, win_shares
 from .tasks import Task
 
-__all__ = ["evaluate", "tournaments", "metric"]
+__all__ = ["evaluate", "tournaments", "metric", "win_keys"]
 
 
 def tournaments(agent: Agent | str, task: Task, games: int | None = None,
@@ -61,9 +59,8 @@ def evaluate(agent: Agent | str, task: Task, games: int | None = None,
     out: dict[str, Any] = {
         "games": int(sum(t.games for t in tables)),
         "mean_score": float(np.concatenate([t.score[:, 0] for t in tables]).mean())}
-    for ref, table in _by_reference(task, tables):
-        out[f"win_rate/{ref}"] = float(win_shares(table.score)[:, 0].mean())
-        out[f"score/{ref}"] = float(table.score[:, 0].mean())
+    for key, table in zip(win_keys(task), tables):
+        out[key] = float(win_shares(table.score)[:, 0].mean())
     if task.evaluation.metric == "rating":
         from .ladder import get_ladder
 
@@ -77,7 +74,9 @@ def metric(result: dict[str, Any], task: Task) -> float:
     return float(result["rating" if task.evaluation.metric == "rating" else "mean_score"])
 
 
-def _by_reference(task: Task, tables: list[Results]) -> list[tuple[str, Results]]:
-    """Each reference with the games it played (2 players: its own match)."""
-    refs = task.evaluation.references
-    return list(zip(refs, tables)) if task.num_players == 2 else [(r, tables[0]) for r in refs]
+def win_keys(task: Task) -> list[str]:
+    """The win-rate keys of ``task``'s metrics: one per reference in 2 players (its own
+    match), one (``win_rate``, the table with every reference) in more, none solo."""
+    if task.num_players == 2:
+        return [f"win_rate/{ref}" for ref in task.evaluation.references]
+    return ["win_rate"] if task.num_players > 2 else []

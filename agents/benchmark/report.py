@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..fileio import atomic_write, atomic_write_text
-from .protocol import metric
+from .protocol import metric, win_keys
 from .tasks import get_task
 
 __all__ = ["aggregate", "build", "markdown"]
@@ -55,8 +55,8 @@ def aggregate(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                "iqm_high": iqm_hi, "mean": mean, "mean_low": mean_lo, "mean_high": mean_hi,
                "steps": runs[0]["steps"],
                "train_minutes": float(np.mean([r["train_seconds"] for r in runs])) / 60}
-        for ref in task.evaluation.references:
-            row[f"win_rate/{ref}"] = float(np.mean([r["final"][f"win_rate/{ref}"] for r in runs]))
+        for key in win_keys(task):
+            row[key] = float(np.mean([r["final"][key] for r in runs]))
         rows.append(row)
     return [{k: float(v) if isinstance(v, np.floating) else v for k, v in row.items()}
             for row in rows]
@@ -67,17 +67,18 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = []
     for task_id in dict.fromkeys(r["task"] for r in rows):
         task = get_task(task_id)
-        refs = task.evaluation.references
+        keys = win_keys(task)
         mine = [r for r in rows if r["task"] == task_id]
+        wins = [k.replace("win_rate/", "win vs ").replace("_", " ") for k in keys]
         head = ["algorithm", "family", "seeds", f"{task.evaluation.metric} IQM [95% CI]",
-                "mean [95% CI]", *[f"win vs {ref}" for ref in refs], "train min"]
+                "mean [95% CI]", *wins, "train min"]
         out += [f"**{task_id}** ({task.description}; {mine[0]['steps']:,} steps)", "",
                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in sorted(mine, key=lambda r: -r["iqm"]):
             cells = [f"`{r['algorithm']}`", r["family"], str(len(r["seeds"])),
                      f"{r['iqm']:.1f} [{r['iqm_low']:.1f}, {r['iqm_high']:.1f}]",
                      f"{r['mean']:.1f} [{r['mean_low']:.1f}, {r['mean_high']:.1f}]",
-                     *[f"{r[f'win_rate/{ref}']:.1%}" for ref in refs],
+                     *[f"{r[k]:.1%}" for k in keys],
                      f"{r['train_minutes']:.1f}"]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
