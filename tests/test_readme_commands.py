@@ -5,7 +5,7 @@ run here too (and :func:`test_every_readme_command_has_a_runner` fails until thi
 knows how to shorten it). Budgets shrink only sizes (steps, games, seconds); every flag
 and override the README writes is kept. The console scripts ``qwinto-train`` and
 ``qwinto-evaluate`` shrink like ``python train.py`` and ``python -m agents.evaluate``, the
-programs they run. The install steps of the quickstart are what ``.ci/run`` does in a
+programs they run; a benchmark cell trains 4,096 steps in the test's folder. The install steps of the quickstart are what ``.ci/run`` does in a
 fresh virtual environment, so they are not repeated here.
 """
 
@@ -77,6 +77,18 @@ def shrink_options(words: list[str]) -> list[str]:
     return out
 
 
+def shrink_benchmark(words: list[str], tmp: Path) -> list[str]:
+    """A benchmark cell at 4,096 steps in the test's folder; a rating on 16 games."""
+    out = shrink_options(words)
+    if "run" in out:
+        if "--budget" in out:
+            del out[out.index("--budget"):out.index("--budget") + 2]
+        out += ["--steps", "4096", "--root", str(tmp / "benchmark_runs"), "--no-progress"]
+    if "rate" in out and "--games" not in out:
+        out += ["--games", "16"]
+    return out
+
+
 def runner(command: str):
     """How to run ``command`` here: a function of the test's temp folder -> (argv, stdin,
     seconds it may take, whether it runs until stopped), or None when none is known."""
@@ -89,6 +101,8 @@ def runner(command: str):
         return lambda tmp: (words, "1\n" * 5000, 300, False)
     if head.startswith(("python -m agents.evaluate", "qwinto-evaluate", "python benchmarks/")):
         return lambda tmp: (shrink_options(words), None, 900, False)
+    if head.startswith(("python -m agents.benchmark", "qwinto-benchmark")):
+        return lambda tmp: (shrink_benchmark(words, tmp), None, 900, False)
     if words[0] == "tensorboard":
         return lambda tmp: (words, None, 15, True)
     if words[:2] == ["bash", "benchmarks/gpu_check.sh"]:

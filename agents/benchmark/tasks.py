@@ -21,8 +21,9 @@ then what it is evaluated against, not what it trains with); the table says so.
 Evaluation (:class:`Evaluation`): every agent plays the same games: ``games`` against
 each reference agent (seats rotated, :func:`agents.evaluate.play` with ``seed``), the
 primary metric is the rating on the task's frozen ladder when it has one, else the mean
-score. Changing anything here makes a new version (``-v1``); a version, once published,
-never changes.
+score. Changing anything here, or the ladder's frozen ratings
+(``agents/benchmark/ladder.json``), makes a new version (``-v1``); a version, once
+published, never changes.
 """
 
 from __future__ import annotations
