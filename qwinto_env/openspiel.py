@@ -68,7 +68,7 @@ from .game import Game
 from .play import describe_action
 from .spec import cards as cards_spec
 from .spec import dice as dice_spec
-from .spec.base import REWARDS, check_reward, terminal_rewards
+from .spec.base import REWARDS, check_reward, step_rewards
 
 __all__ = ["GAME_NAMES", "register", "load", "QwintoGame", "QwintoState", "dice_sum_outcomes"]
 
@@ -333,12 +333,7 @@ class QwintoState(pyspiel.State):
         engine.step(actions, chance, validate=False)
         self._pending, self._draws = None, []
         scores = engine.scores()
-        if self._reward_kind == "score":
-            rewards = [float(s - p) for s, p in zip(scores, self._scores)]
-        elif engine.done:
-            rewards = terminal_rewards(scores, self._reward_kind)
-        else:
-            rewards = [0.0] * len(scores)
+        rewards = step_rewards(self._scores, scores, self._reward_kind, engine.done)
         self._scores = scores
         self._rewards = [r + d for r, d in zip(self._rewards, rewards)]
         self._returns = [r + d for r, d in zip(self._returns, rewards)]

@@ -139,7 +139,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from .cards import CardGame
 from .dice import DiceGame
 from .game import Game, IllegalActionError, check_seed
-from .spec.base import check_reward, terminal_rewards
+from .spec.base import check_reward, step_rewards
 
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
 GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
@@ -284,12 +284,7 @@ class QwintoParallelEnv(ParallelEnv):
         game.step(joint, validate=False)
 
         scores = game.scores()
-        if self.reward_kind == "score":
-            rewards = [float(s - p) for s, p in zip(scores, self._scores)]
-        elif game.done:
-            rewards = terminal_rewards(scores, self.reward_kind)
-        else:
-            rewards = [0.0] * game.num_players
+        rewards = step_rewards(self._scores, scores, self.reward_kind, game.done)
         self._scores = scores
         for seat in penalised:
             rewards[seat] += self.illegal_penalty

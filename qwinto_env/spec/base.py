@@ -76,6 +76,16 @@ def terminal_rewards(scores: Sequence[int], kind: str) -> list[float]:
     raise ValueError(f"unknown terminal reward kind {kind!r}")
 
 
+def step_rewards(before: Sequence[int], scores: Sequence[int], kind: str,
+                 done: bool) -> list[float]:
+    """Every player's reward for one step that took the scores from ``before`` to
+    ``scores``: the change of own score (``"score"``), else the terminal reward once the
+    game is ``done`` and 0 before (see the module docstring)."""
+    if kind == "score":
+        return [float(s - p) for s, p in zip(scores, before)]
+    return terminal_rewards(scores, kind) if done else [0.0] * len(scores)
+
+
 # -- observation layouts ---------------------------------------------------------------
 class Layout:
     """Named consecutive pieces of a feature vector, declared once, read and written by name.
