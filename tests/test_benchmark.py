@@ -158,3 +158,15 @@ def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):
     assert metrics == {"task": "dice-solo-v0", "agent": "tests.test_benchmark:FirstLegal",
                        **expected}
     assert "mean_score" in capsys.readouterr().out
+
+
+def test_a_reference_rated_by_the_protocol_lands_on_its_frozen_rating():
+    from agents.benchmark.ladder import get_ladder
+
+    task = get_task("dice-2p-v0")
+    first = protocol.evaluate("greedy", task, games=100)
+    assert first == protocol.evaluate("greedy", task, games=100)
+    assert set(protocol.win_keys(task)) < set(first)
+    frozen = get_ladder(task.ladder).ratings["greedy"].rating
+    assert first["rating_low"] <= frozen <= first["rating_high"]
+    assert first["rating_high"] - first["rating_low"] < 200

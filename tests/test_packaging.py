@@ -1,5 +1,5 @@
 """The wheel a user installs: every module, the shipped configs and bots, the licence, the
-three console scripts, and test tools only in the ``test`` extra."""
+four console scripts, and test tools only in the ``test`` extra."""
 
 import configparser
 import importlib
@@ -14,10 +14,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = {"qwinto-play": "qwinto_env.play:main", "qwinto-train": "agents.trainers.cli:main",
-           "qwinto-evaluate": "agents.evaluate:cli"}
+           "qwinto-evaluate": "agents.evaluate:cli",
+           "qwinto-benchmark": "agents.benchmark.__main__:main"}
 #: What a source checkout holds beside the project (left out of the copy that is built).
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "runs", "build", "dist", "*.egg-info",
-                                    "__pycache__", ".pytest_cache", ".hypothesis")
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "runs", "benchmark_runs", "build", "dist",
+                                    "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis")
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,11 @@ def test_the_wheel_holds_every_module(wheel):
             assert path.relative_to(ROOT).as_posix() in wheel, path
 
 
+def test_the_wheel_ships_the_frozen_rating_ladder(wheel):
+    path = ROOT / "agents" / "benchmark" / "ladder.json"
+    assert wheel["agents/benchmark/ladder.json"] == path.read_bytes()
+
+
 def test_the_wheel_ships_the_configs_and_the_bots(wheel):
     configs = sorted((ROOT / "configs").glob("*.yaml"))
     bots = sorted((ROOT / "agents" / "pretrained").iterdir())
@@ -70,7 +76,7 @@ def test_the_wheel_carries_the_licence_and_keeps_test_tools_in_the_test_extra(wh
     assert dist_info(wheel, "LICENSE") == (ROOT / "LICENSE").read_text()
     metadata = Parser().parsestr(dist_info(wheel, "METADATA"))
     assert metadata["License-Expression"] == "MIT"
-    assert set(metadata.get_all("Provides-Extra")) == {"test", "bench", "rllib"}
+    assert set(metadata.get_all("Provides-Extra")) == {"test", "bench", "rllib", "benchmark"}
     for requirement in metadata.get_all("Requires-Dist"):
         if requirement.split(">")[0].split("[")[0].strip() in {"pytest", "hypothesis"}:
             assert 'extra == "test"' in requirement, requirement
