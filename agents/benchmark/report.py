@@ -81,7 +81,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      *[f"{r[k]:.1%}" for k in keys],
                      f"{r['train_minutes']:.1f}"]
             out.append("| " + " | ".join(cells) + " |")
-        out.append("")
+        out += ["", f"Each cell: `python -m agents.benchmark run --task {task_id} --algo "
+                f"<algorithm> --seed <seed>`; curves: "
+                f"[curves_{task_id}.png](benchmark/curves_{task_id}.png).", ""]
     return "\n".join(out)
 
 
