@@ -35,6 +35,7 @@ import sb3_contrib
 import qwinto_env  # noqa: F401  registers Qwinto-v0
 from agents.base import Agent
 from agents.evaluate import play, summarise
+from qwinto_env.game import default_of
 from qwinto_env.spec import SPECS
 
 ALGORITHMS = {"ppo": stable_baselines3.PPO, "a2c": stable_baselines3.A2C,
@@ -60,8 +61,7 @@ class ModelAgent(Agent):
         if action_mask[action]:
             return action
         self.illegal += 1
-        pass_action = SPECS[self.game].pass_action
-        return pass_action if action_mask[pass_action] else int(np.flatnonzero(action_mask)[-1])
+        return default_of(np.flatnonzero(action_mask), SPECS[self.game].pass_action)
 
 
 def make_env(algo: str, game: str, opponent: str) -> gymnasium.Env:

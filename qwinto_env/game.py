@@ -52,6 +52,13 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
+def default_of(legal: Sequence[int], pass_action: int) -> int:
+    """The default of the legal actions ``legal`` (ascending): the pass where it is legal,
+    else the highest; what an illegal action is replaced by when illegal actions are
+    forgiven."""
+    return pass_action if pass_action in legal else int(legal[-1])
+
+
 class Game(abc.ABC):
     """One game of Qwinto (dice or cards) for ``num_players`` seats.
 
@@ -162,8 +169,7 @@ class Game(abc.ABC):
 
     def default_action(self, seat: int) -> int:
         """The action played in place of an illegal one when illegal actions are forgiven."""
-        legal = self.legal_actions(seat)
-        return self.pass_action if self.pass_action in legal else legal[-1]
+        return default_of(self.legal_actions(seat), self.pass_action)
 
     def action_problem(self, seat: int, action: Any) -> str | None:
         """Why ``action`` is not legal for ``seat`` now, or ``None`` when it is."""
