@@ -116,9 +116,19 @@ changes nothing: the game in progress, its generator included, goes on.
 
 The constructor takes the keyword arguments of :class:`QwintoParallelEnv` and the
 engine's options (the card game's ``empty_pile``); any other raises a ``TypeError``
-naming it and listing the accepted ones. There is no ``max_cycles``: both games
-always end by their rules within a bounded number of steps (as PettingZoo's classic
-board games, which have none either); truncations are always ``False``.
+naming it and listing the accepted ones. Both games end by their rules within a bounded
+number of steps, so truncations are ``False`` unless ``max_cycles=k`` (default ``None``,
+as in PettingZoo's MPE and butterfly envs) is given: then the ``k``-th step of a game
+that is not over truncates it (every live agent's truncation ``True``, no end-of-game
+reward, ``agents`` empty).
+
+Rendering
+---------
+``render_mode="ansi"`` makes ``render()`` return the sheets as text, ``"human"`` prints
+them at every step, ``"rgb_array"`` returns the table drawn as the printed sheets, an
+``HxWx3 uint8`` array of a size fixed by the game and player count (no hand is shown;
+see :mod:`qwinto_env.image`). ``metadata["render_fps"]`` is the frame rate of a video
+of one frame per step.
 
 Version history: v0, first release.
 """
@@ -139,11 +149,14 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from .cards import CardGame
 from .dice import DiceGame
 from .game import Game, IllegalActionError, check_seed
+from .image import draw
 from .spec.base import check_reward, step_rewards
 
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
 GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
 ILLEGAL_ACTION_MODES = ("raise", "pass")
+#: Frames per second a video of the envs' ``rgb_array`` frames plays at (a step each).
+RENDER_FPS = 2
 
 
 def pass_hint(call: str) -> str:
@@ -174,28 +187,43 @@ def env_options(game: str) -> list[str]:
     return keyword_names(QwintoParallelEnv) + engine_options(game)
 
 
-def check_options(maker: str, given: Iterable[str], accepted: Collection[str]) -> None:
+def check_max_cycles(max_cycles: Any) -> int | None:
+    """``max_cycles`` if it is ``None`` or a positive integer, else ValueError."""
+    if max_cycles is None:
+        return None
+    if isinstance(max_cycles, (bool, np.bool_)) or not isinstance(max_cycles, (int, np.integer)) \
+            or max_cycles < 1:
+        raise ValueError(f"max_cycles must be a positive integer (steps before truncation) "
+                         f"or None, got {max_cycles!r}")
+    return int(max_cycles)
+
+
+def check_options(maker: str, given: Iterable[str], accepted: Collection[str],
+                  hint: str = "") -> None:
     """Raise TypeError (as Python does for an unknown keyword) naming every option of
-    ``given`` that ``maker`` does not accept, and listing the accepted ones."""
+    ``given`` that ``maker`` (the call as the user wrote it) does not accept, listing the
+    accepted ones, and adding ``hint``."""
     unknown = sorted(set(given) - set(accepted))
     if unknown:
-        raise TypeError(f"{maker}() got unknown option(s) {', '.join(map(repr, unknown))}; "
-                        f"accepted: {', '.join(sorted(accepted))}")
+        raise TypeError(f"{maker} got unknown option(s) {', '.join(map(repr, unknown))}; "
+                        f"accepted: {', '.join(sorted(accepted))}{hint}")
 
 
 class QwintoParallelEnv(ParallelEnv):
     """Qwinto as a PettingZoo ParallelEnv; see the module docstring."""
 
-    metadata = {"name": "qwinto_v0", "render_modes": ["ansi", "human"],
-                "is_parallelizable": True}
+    metadata = {"name": "qwinto_v0", "render_modes": ["ansi", "human", "rgb_array"],
+                "render_fps": RENDER_FPS, "is_parallelizable": True}
 
     def __init__(self, game: str = "dice", num_players: int = 2, reward: str | None = None,
                  render_mode: str | None = None, illegal_action: str = "raise",
                  illegal_penalty: float = -1.0, random_start: bool = False,
-                 **game_options: Any):
-        check_options("qwinto_env.parallel_env", game_options, env_options(game))
+                 max_cycles: int | None = None, **game_options: Any):
+        check_options("qwinto_env.parallel_env()", game_options, env_options(game))
         self.game: Game = GAMES[game](num_players=num_players, **game_options)
         self._configure(reward, render_mode, illegal_action, illegal_penalty, random_start)
+        self.max_cycles = check_max_cycles(max_cycles)
+        self.num_steps = 0
         self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
         self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
         self.agents: list[str] = []
@@ -250,6 +278,7 @@ class QwintoParallelEnv(ParallelEnv):
             start = game.rng.randrange(game.num_players) if self.random_start else 0
         game.reset(start_player=start, **fixed)
         self.agents = self.possible_agents[:]
+        self.num_steps = 0
         self._scores = game.scores()
         if self.render_mode == "human":
             self.render()
@@ -293,9 +322,11 @@ class QwintoParallelEnv(ParallelEnv):
         infos = self._infos(penalised)
         agents = self.agents
         rewards = dict(zip(agents, rewards))
+        self.num_steps += 1
+        truncated = not game.done and self.num_steps == self.max_cycles
         terminations = dict.fromkeys(agents, game.done)
-        truncations = dict.fromkeys(agents, False)
-        if game.done:
+        truncations = dict.fromkeys(agents, truncated)
+        if game.done or truncated:
             self.agents = []
         if self.render_mode == "human":
             self.render()
@@ -351,9 +382,11 @@ class QwintoParallelEnv(ParallelEnv):
     def state_space(self) -> spaces.Box:
         return spaces.Box(0.0, 1.0, self.game.features().shape, np.float32)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return draw(self.game)
         text = self.game.render()
         if self.render_mode == "human":
             print(text)
@@ -449,16 +482,39 @@ class QwintoAECEnv(AECEnv):
             self.agent_selection = self._selector.reset()
         self._deads_step_first()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         return self.env.render()
 
     def close(self) -> None:
         self.env.close()
 
 
+def raw_env(game: str = "dice", num_players: int = 2, **kwargs: Any) -> QwintoAECEnv:
+    """The AEC view of :func:`parallel_env`, unwrapped."""
+    check_options("qwinto_env.raw_env()", kwargs, env_options(game))
+    return QwintoAECEnv(parallel_env(game=game, num_players=num_players, **kwargs))
+
+
 def env(game: str = "dice", num_players: int = 2, **kwargs: Any) -> OrderEnforcingWrapper:
     """The AEC view of :func:`parallel_env`: a :class:`QwintoAECEnv` in PettingZoo's
     ``OrderEnforcingWrapper``, as ``parallel_to_aec`` would wrap its conversion."""
-    check_options("qwinto_env.env", kwargs, env_options(game))
-    return OrderEnforcingWrapper(
-        QwintoAECEnv(parallel_env(game=game, num_players=num_players, **kwargs)))
+    check_options("qwinto_env.env()", kwargs, env_options(game))
+    return OrderEnforcingWrapper(raw_env(game=game, num_players=num_players, **kwargs))
+
+
+def versioned_makers(game: str) -> tuple[Callable[..., Any], ...]:
+    """``env``, ``raw_env`` and ``parallel_env`` of the module ``qwinto_<game>_v0``: the
+    makers above with ``game`` fixed (a ``game`` keyword is a TypeError naming it)."""
+    module = f"qwinto_{game}_v0"
+
+    def fixed(maker: Callable[..., Any]) -> Callable[..., Any]:
+        def make(num_players: int = 2, **kwargs: Any) -> Any:
+            check_options(f"{module}.{maker.__name__}()", kwargs,
+                          set(env_options(game)) - {"game", "num_players"})
+            return maker(game=game, num_players=num_players, **kwargs)
+        make.__name__ = make.__qualname__ = maker.__name__
+        make.__doc__ = (f"{maker.__doc__.splitlines()[0]} The {game} game; every option of "
+                        f":mod:`qwinto_env.parallel` but ``game``.")
+        return make
+
+    return fixed(env), fixed(raw_env), fixed(parallel_env)

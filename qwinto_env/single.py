@@ -36,8 +36,11 @@ option               default      meaning
 ``learner_seat``     ``0``        the learner's seat, or ``"random"``: drawn at every
                                   reset from the env's seeded generator
 ``reward``           see above    ``"win"``, ``"margin"`` or ``"score"``
-``render_mode``      ``None``     ``"ansi"`` (``render()`` returns the text) or
-                                  ``"human"`` (printed at every learner decision)
+``render_mode``      ``None``     ``"ansi"`` (``render()`` returns the text),
+                                  ``"human"`` (printed at every learner decision) or
+                                  ``"rgb_array"`` (the table as an ``HxWx3 uint8``
+                                  array, the learner's hand shown; see
+                                  :mod:`qwinto_env.image`)
 ``random_start``     ``False``    draw the first active player at every reset
 ``illegal_action``   ``"raise"``  ``"pass"``: replace an illegal learner action by the
                                   default one and add ``illegal_penalty`` (for
@@ -107,9 +110,9 @@ wrapper is needed (if one is used anyway, give it a function,
 ``ActionMasker(env, lambda e: e.unwrapped.action_masks())``; its string form fails in
 sb3-contrib 2.9). ``make_vec_env("qwinto_env:Qwinto-v0", ...)`` works: the
 ``module:`` prefix makes Gymnasium import ``qwinto_env`` (which registers the id) also
-in ``SubprocVecEnv``'s fresh worker processes; SB3 first asks for
-``render_mode="rgb_array"``, gets a :class:`RenderModeError` (a ``TypeError`` too) and
-retries without it.
+in ``SubprocVecEnv``'s fresh worker processes. An unknown ``render_mode`` raises
+:class:`RenderModeError`, a ``TypeError`` too, as SB3's ``make_vec_env`` expects of an
+env that lacks the mode it asks for.
 
 Version history: v0, first release.
 """
@@ -122,9 +125,10 @@ import gymnasium as gym
 import numpy as np
 
 from .game import IllegalActionError, check_seed
+from .image import draw
 from .opponents import OpponentSpecError, make_opponents
-from .parallel import (QwintoParallelEnv, check_options, engine_options, keyword_names,
-                       pass_hint)
+from .parallel import (RENDER_FPS, QwintoParallelEnv, check_options, engine_options,
+                       keyword_names, pass_hint)
 
 __all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
 
@@ -153,15 +157,17 @@ def _check_seat(seat: Any, num_players: int) -> None:
 class QwintoSingleEnv(gym.Env):
     """Qwinto for one learner against built-in or loaded opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": RENDER_FPS}
 
     def __init__(self, game: str = "dice", num_players: int = 2, opponents: Any = None,
                  learner_seat: int | str = 0, reward: str | None = None,
                  render_mode: str | None = None, random_start: bool = False,
                  illegal_action: str = "raise", illegal_penalty: float = -1.0,
                  **game_options: Any):
-        check_options("QwintoSingleEnv", game_options,
-                      keyword_names(QwintoSingleEnv) + engine_options(game))
+        check_options('gymnasium.make("Qwinto-v0")', game_options,
+                      keyword_names(QwintoSingleEnv) + engine_options(game),
+                      "; to truncate episodes after k learner steps, pass Gymnasium's "
+                      "max_episode_steps=k" if "max_cycles" in game_options else "")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise RenderModeError(f"unknown render_mode {render_mode!r}; choose one of "
                                   f"{self.metadata['render_modes']} or None")
@@ -312,11 +318,13 @@ class QwintoSingleEnv(gym.Env):
         return self._obs["action_mask"].astype(bool)
 
     # -- views ---------------------------------------------------------------------------
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; "
-                            'pass render_mode="ansi" or "human" to the constructor')
+            gym.logger.warn("render() called without a render_mode; pass render_mode="
+                            '"ansi", "human" or "rgb_array" to the constructor')
             return None
+        if self.render_mode == "rgb_array":
+            return draw(self.table.game, viewer=self.learner_seat)
         text = f"{self.table.game.render()}\n(learner: player {self.learner_seat})"
         if self.render_mode == "human":
             print(text)

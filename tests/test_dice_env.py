@@ -360,7 +360,7 @@ def test_illegal_action_pass_mode_penalises_and_plays_the_default():
 @pytest.mark.parametrize("kwargs, message", [
     ({"num_players": 7}, "num_players"), ({"num_players": 0}, "num_players"),
     ({"reward": "points"}, "unknown reward"), ({"game": "chess"}, "unknown game"),
-    ({"render_mode": "rgb_array"}, "render_mode"), ({"illegal_action": "ignore"}, "illegal_action"),
+    ({"render_mode": "rgb"}, "render_mode"), ({"illegal_action": "ignore"}, "illegal_action"),
 ])
 def test_bad_constructor_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):

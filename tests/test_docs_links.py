@@ -53,7 +53,8 @@ def test_the_readme_links_every_doc():
     assert not missing, f"docs the README does not link: {missing}"
 
 
-def test_dice_doc_examples_run():
+def test_dice_doc_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write pictures
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "dice.md").read_text(), re.S)
     assert blocks
     for block in blocks:

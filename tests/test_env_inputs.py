@@ -156,11 +156,12 @@ def test_a_bad_deck_leaves_the_card_game_and_its_generator_as_they_were():
 # -- constructor options --------------------------------------------------------------------
 
 @pytest.mark.parametrize("make,name", [
-    (qwinto_env.parallel_env, "qwinto_env.parallel_env"), (qwinto_env.env, "qwinto_env.env"),
-    (lambda **kw: gymnasium.make("Qwinto-v0", **kw), "QwintoSingleEnv")])
+    (qwinto_env.parallel_env, r"qwinto_env\.parallel_env\(\)"),
+    (qwinto_env.env, r"qwinto_env\.env\(\)"),
+    (lambda **kw: gymnasium.make("Qwinto-v0", **kw), r'gymnasium\.make\("Qwinto-v0"\)')])
 def test_unknown_options_are_named_with_the_accepted_ones(make, name):
-    with pytest.raises(TypeError, match=rf"{name}\(\) got unknown option\(s\) 'max_cycles'") as err:
-        make(max_cycles=100)
+    with pytest.raises(TypeError, match=rf"{name} got unknown option\(s\) 'max_cycle'") as err:
+        make(max_cycle=100)
     assert "DiceGame" not in str(err.value)
     assert "accepted: game, illegal_action, illegal_penalty" in str(err.value)
     with pytest.raises(TypeError, match="'empty_pile'"):  # a card-game option
@@ -171,6 +172,16 @@ def test_unknown_options_are_named_with_the_accepted_ones(make, name):
         make(seed=3)
     assert "empty_pile" in str(pytest.raises(TypeError, make, game="cards", foo=1).value)
     make(game="cards", empty_pile="end")  # accepted where it applies
+
+
+def test_max_cycles_in_the_gymnasium_env_points_to_max_episode_steps():
+    with pytest.raises(TypeError, match=r"'max_cycles'.*max_episode_steps=k"):
+        gymnasium.make("Qwinto-v0", max_cycles=10)
+    env = gymnasium.make("Qwinto-v0", max_episode_steps=3, opponents="random")
+    env.reset(seed=0)
+    truncated = [env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))[3]
+                 for _ in range(3)]
+    assert truncated == [False, False, True]
 
 
 @pytest.mark.parametrize("kwargs,match", [

@@ -1,0 +1,280 @@
+"""Positions as pictures: the score sheets drawn as the printed game shows them.
+
+=====================================  ===============================================
+call                                   result
+=====================================  ===============================================
+``draw(game, viewer=None)``            ``HxWx3 uint8`` array of the whole table
+``save_png(path, game_or_frame)``      a PNG file (written atomically)
+=====================================  ===============================================
+
+:func:`qwinto_env.video.record_gif` plays a whole game into an animated GIF.
+
+The picture holds every player's sheet (the three coloured rows offset on the sheet's
+12-column grid as printed, the crossed-out gap, the pentagon fields as pentagons, the
+written numbers, the four misthrow boxes, the score), the active player's sheet framed,
+and above the sheets the public state: the dice game's roll (each die in its colour,
+and the sum) or the card game's four stack tops and the cards played this turn. With
+``viewer=seat`` the card game also shows that seat's own hand (nobody else's).
+
+The canvas size depends only on the game and the player count (:func:`frame_size`), so
+the frames of a game, and of every game of one table, stack into a video. The envs'
+``render_mode="rgb_array"`` returns :func:`draw`'s array; the parts that never change
+(the empty sheets) are drawn once per table and copied.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from . import rules
+from .game import Game
+from .spec import cards
+
+__all__ = ["draw", "save_png", "save_gif", "check_fps", "frame_size", "field_box",
+           "misthrow_box", "hand_box"]
+
+CELL = 36            # a field's side, pixels
+LABEL = 64           # the row names' column
+SIDE = 132           # the score and misthrow column right of the grid
+HEAD = 26            # a sheet's title line
+SHEET_H = HEAD + rules.NUM_ROWS * CELL + 12
+WIDTH = LABEL + rules.NUM_GRID_COLUMNS * CELL + SIDE + 16
+TABLE_H = 96         # the roll or the stacks, above the sheets
+CARD_W, CARD_H = 34, 42
+
+BACKGROUND = (250, 248, 240)
+INK = (30, 30, 30)
+FRAME = (200, 40, 40)
+GAP = (150, 150, 150)
+#: Fill of a row's fields, by row then card colour (orange, yellow, purple, grey).
+COLOURS = ((240, 140, 50), (240, 205, 60), (160, 100, 200), (160, 160, 160))
+PALE = tuple(tuple(255 - (255 - c) // 3 for c in colour) for colour in COLOURS)
+
+
+@functools.lru_cache(maxsize=None)
+def _font(size: int) -> ImageFont.ImageFont:
+    """Pillow's own font (no system fonts, nothing downloaded)."""
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1 has one bitmap size only
+        return ImageFont.load_default()
+
+
+def frame_size(num_players: int) -> tuple[int, int]:
+    """``(height, width)`` of every frame of a table of ``num_players``."""
+    return TABLE_H + num_players * SHEET_H, WIDTH
+
+
+def _pentagon(x: int, y: int, size: int) -> list[tuple[float, float]]:
+    """A pentagon, point up, inside the square at ``(x, y)``."""
+    cx, cy, r = x + size / 2, y + size / 2 + 2, size / 2 - 1
+    return [(cx + r * np.sin(2 * np.pi * k / 5), cy - r * np.cos(2 * np.pi * k / 5))
+            for k in range(5)]
+
+
+def _field_box(top: int, row: int, column: int) -> tuple[int, int]:
+    return LABEL + column * CELL, top + HEAD + row * CELL
+
+
+def field_box(seat: int, cell: int) -> tuple[int, int, int, int]:
+    """``(left, top, right, bottom)`` pixels of ``seat``'s field ``cell`` in a frame."""
+    r, f = divmod(cell, rules.NUM_FIELDS)
+    x, y = _field_box(TABLE_H + seat * SHEET_H, r, rules.FIELD_COLUMNS[r][f])
+    return x, y, x + CELL, y + CELL
+
+
+def misthrow_box(seat: int, box: int) -> tuple[int, int, int, int]:
+    """``(left, top, right, bottom)`` pixels of ``seat``'s misthrow box ``box``."""
+    x = LABEL + rules.NUM_GRID_COLUMNS * CELL + 14 + box * 26
+    y = TABLE_H + seat * SHEET_H + HEAD + 20
+    return x, y, x + 21, y + 21
+
+
+def hand_box() -> tuple[int, int, int, int]:
+    """``(left, top, right, bottom)`` pixels of the card game's hand (``viewer``)."""
+    x = WIDTH - 16 - cards.HAND_SIZE * (CARD_W + 6)
+    return x, 24, WIDTH - 16, 24 + CARD_H + 1
+
+
+def _centred(pen: ImageDraw.ImageDraw, box: Sequence[float], text: str, size: int,
+             fill: tuple[int, int, int] = INK) -> None:
+    left, top, right, bottom = pen.textbbox((0, 0), text, font=_font(size))
+    x = (box[0] + box[2] - (right - left)) / 2 - left
+    y = (box[1] + box[3] - (bottom - top)) / 2 - top
+    pen.text((x, y), text, font=_font(size), fill=fill)
+
+
+def _empty_sheet(pen: ImageDraw.ImageDraw, seat: int) -> None:
+    """The printed part of one sheet: row names, fields, gaps, pentagons, boxes."""
+    top = TABLE_H + seat * SHEET_H
+    pentagons = set(rules.PENTAGON_FIELDS)
+    for r, name in enumerate(rules.ROW_NAMES):
+        _, y = _field_box(top, r, 0)
+        pen.text((8, y + CELL / 2 - 7), name, font=_font(13), fill=INK)
+        x, _ = _field_box(top, r, rules.GAP_COLUMNS[r])
+        pen.rectangle((x + 2, y + 2, x + CELL - 2, y + CELL - 2), fill=GAP)
+        pen.line((x + 6, y + 6, x + CELL - 6, y + CELL - 6), fill=BACKGROUND, width=3)
+        pen.line((x + 6, y + CELL - 6, x + CELL - 6, y + 6), fill=BACKGROUND, width=3)
+        for f, column in enumerate(rules.FIELD_COLUMNS[r]):
+            x, _ = _field_box(top, r, column)
+            if (r, f) in pentagons:
+                pen.polygon(_pentagon(x, y, CELL), fill=PALE[r], outline=COLOURS[r], width=2)
+            else:
+                pen.rectangle((x + 1, y + 1, x + CELL - 1, y + CELL - 1), fill=PALE[r],
+                              outline=COLOURS[r], width=2)
+    pen.text((LABEL + rules.NUM_GRID_COLUMNS * CELL + 14, top + HEAD + 2), "misthrows",
+             font=_font(12), fill=INK)
+    for i in range(rules.MAX_MISTHROWS):
+        x, y, _, _ = misthrow_box(seat, i)
+        pen.rectangle((x, y, x + 20, y + 20), outline=INK, width=1)
+
+
+@functools.lru_cache(maxsize=16)
+def _background(num_players: int) -> Image.Image:
+    height, width = frame_size(num_players)
+    image = Image.new("RGB", (width, height), BACKGROUND)
+    pen = ImageDraw.Draw(image)
+    for seat in range(num_players):
+        _empty_sheet(pen, seat)
+    return image
+
+
+def _fill_sheet(pen: ImageDraw.ImageDraw, game: Game, seat: int, name: str) -> None:
+    top = TABLE_H + seat * SHEET_H
+    score = game.scores()[seat]
+    pen.text((8, top + 5), f"{name}   score {score}", font=_font(15), fill=INK)
+    for cell, value in enumerate(game.cells[seat]):
+        if value:
+            x, y, right, bottom = field_box(seat, cell)
+            _centred(pen, (x, y + 2, right, bottom), str(value), 17)
+    for i in range(game.misthrows[seat]):
+        x, y, _, _ = misthrow_box(seat, i)
+        pen.line((x + 3, y + 3, x + 17, y + 17), fill=FRAME, width=3)
+        pen.line((x + 3, y + 17, x + 17, y + 3), fill=FRAME, width=3)
+    if seat == game.active and not game.done:
+        pen.rectangle((2, top + 1, WIDTH - 3, top + SHEET_H - 3), outline=FRAME, width=3)
+
+
+def _card(pen: ImageDraw.ImageDraw, x: int, y: int, card: int) -> None:
+    colour = COLOURS[cards.CARD_COLOUR[card]]
+    pen.rounded_rectangle((x, y, x + CARD_W, y + CARD_H), radius=5, fill=colour, outline=INK)
+    _centred(pen, (x, y, x + CARD_W, y + CARD_H), str(cards.CARD_VALUE[card]), 18)
+
+
+def _dice_table(pen: ImageDraw.ImageDraw, game: Game) -> None:
+    roll = game.public_info()["roll"]
+    if not roll["value"]:
+        pen.text((12, 38), "no roll yet", font=_font(15), fill=INK)
+        return
+    x = 12
+    for r, face in enumerate(roll["dice"]):
+        if face:
+            pen.rounded_rectangle((x, 20, x + 52, 72), radius=8, fill=COLOURS[r], outline=INK)
+            _centred(pen, (x, 20, x + 52, 72), str(face), 24)
+            x += 64
+    pen.text((x + 8, 34), f"= {roll['value']}", font=_font(22), fill=INK)
+
+
+def _cards_table(pen: ImageDraw.ImageDraw, game: Game, viewer: int | None) -> None:
+    """The stacks as laid out (two over two), what was played, and the viewer's hand."""
+    for stack, card in enumerate(game.tops()):
+        _card(pen, 12 + stack % 2 * (CARD_W + 6), 4 + stack // 2 * (CARD_H + 4), card)
+    roll = game.public_info()["roll"]
+    if roll["cards"]:
+        colours = "+".join(roll["colours"]) or "no colour"
+        pen.text((110, 34), f"played: {roll['value']}, {colours}", font=_font(15), fill=INK)
+    if viewer is not None:
+        x, y, _, _ = hand_box()
+        pen.text((x - 80, 34), "your hand", font=_font(15), fill=INK)
+        for slot, card in enumerate(game.hands[viewer]):
+            _card(pen, x + slot * (CARD_W + 6), y, card)
+
+
+def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = None
+         ) -> np.ndarray:
+    """The table as an ``HxWx3 uint8`` array (see the module docstring).
+
+    ``viewer``: the seat whose hand the card game shows (``None``: no hand); ``names``:
+    a title per seat (default ``player k``).
+    """
+    n = game.num_players
+    if viewer is not None and (isinstance(viewer, bool) or not isinstance(viewer, int)
+                               or not 0 <= viewer < n):
+        raise ValueError(f"viewer must be a seat in 0..{n - 1} or None, got {viewer!r}")
+    if names is not None and len(names) != n:
+        raise ValueError(f"names must give one name per seat ({n}), got {len(names)}")
+    image = _background(n).copy()
+    pen = ImageDraw.Draw(image)
+    if game.name == "dice":
+        _dice_table(pen, game)
+    else:
+        _cards_table(pen, game, viewer)
+    for seat in range(n):
+        _fill_sheet(pen, game, seat, names[seat] if names else f"player {seat}")
+    return np.asarray(image, dtype=np.uint8)
+
+
+def _atomic_save(path: str | os.PathLike, save: Callable[[Any], None]) -> Path:
+    """Run ``save(file)`` on a temporary file beside ``path``, then move it into place."""
+    path = Path(path)
+    handle, temp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
+                                    suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            save(file)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _frame(game_or_frame: Game | np.ndarray, viewer: int | None) -> np.ndarray:
+    if isinstance(game_or_frame, Game):
+        return draw(game_or_frame, viewer)
+    frame = np.asarray(game_or_frame)
+    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"a frame must be an HxWx3 uint8 array, got {frame.dtype} "
+                         f"{frame.shape}")
+    return frame
+
+
+def save_png(path: str | os.PathLike, game_or_frame: Game | np.ndarray,
+             viewer: int | None = None) -> Path:
+    """Write a game's position (or a frame from :func:`draw`) as a PNG; returns the path."""
+    image = Image.fromarray(_frame(game_or_frame, viewer))
+    return _atomic_save(path, lambda file: image.save(file, format="PNG"))
+
+
+def check_fps(fps: Any) -> float:
+    """``fps`` if it is a frame rate a GIF can hold (0 < fps <= 50), else ValueError."""
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 50:
+        raise ValueError(f"fps must be a number in (0, 50], got {fps!r}")
+    return float(fps)
+
+
+def save_gif(path: str | os.PathLike, frames: Sequence[np.ndarray], fps: float = 2.0) -> Path:
+    """Write frames of one table (from :func:`draw`) as a looping animated GIF, the last
+    frame shown three times as long; returns the path."""
+    check_fps(fps)
+    arrays = [_frame(frame, None) for frame in frames]
+    if not arrays or len({array.shape for array in arrays}) != 1:
+        raise ValueError("frames must be one or more arrays of the same size")
+    # One palette for the whole game, taken from a sample of its frames: quantizing each
+    # frame to its own palette is slower by about 5x and flickers.
+    sample = np.concatenate(arrays[::max(1, len(arrays) // 8)] + arrays[-1:])
+    palette = Image.fromarray(sample).quantize(255, Image.Quantize.FASTOCTREE,
+                                               dither=Image.Dither.NONE)
+    images = [Image.fromarray(array).quantize(palette=palette, dither=Image.Dither.NONE)
+              for array in arrays]
+    duration = [round(1000 / fps)] * (len(images) - 1) + [round(3000 / fps)]
+    return _atomic_save(path, lambda file: images[0].save(
+        file, format="GIF", save_all=True, append_images=images[1:], duration=duration,
+        loop=0))

@@ -1,0 +1,68 @@
+"""A whole game as an animated GIF, in one call.
+
+::
+
+    from agents import load
+    from qwinto_env.video import record_gif
+
+    record_gif("game.gif", game="dice", agents=[load("pretrained:dice-2p"), load("expert")],
+               seed=7)
+
+One frame per step of the game (a decision point of every seat), drawn by
+:func:`qwinto_env.image.draw`; the file is written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from .image import check_fps, draw, save_gif
+from .parallel import parallel_env
+
+__all__ = ["record_gif", "play_frames"]
+
+
+def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] | None = None,
+                seed: int | None = None, viewer: int | None = None,
+                **env_options: Any) -> list[np.ndarray]:
+    """Play one whole game and return its frames, the first before any move.
+
+    ``agents``: one per seat, each with ``act(observation, action_mask) -> int`` (the
+    interface of every bot :func:`agents.load` makes), or ``None`` for masked random
+    play; seats with a single legal action are not asked. ``seed`` seeds the game and
+    the random play; ``viewer`` is the seat whose card hand is shown; ``env_options`` go
+    to :func:`qwinto_env.parallel_env`.
+    """
+    env = parallel_env(game=game, num_players=num_players, **env_options)
+    if agents is not None and len(agents) != env.game.num_players:
+        raise ValueError(f"agents must give one agent per seat ({env.game.num_players}), "
+                         f"got {len(agents)}")
+    observations, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    frames = [draw(env.game, viewer)]
+    while env.agents:
+        actions = {}
+        for seat, agent in enumerate(env.agents):
+            obs = observations[agent]
+            legal = np.flatnonzero(obs["action_mask"])
+            if agents is None or len(legal) == 1:
+                actions[agent] = int(rng.choice(legal))
+            else:
+                actions[agent] = int(agents[seat].act(obs["observation"], obs["action_mask"]))
+        observations, *_ = env.step(actions)
+        frames.append(draw(env.game, viewer))
+    return frames
+
+
+def record_gif(path: str | os.PathLike, game: str = "dice", num_players: int = 2,
+               agents: Sequence[Any] | None = None, seed: int | None = None,
+               fps: float = 2.0, viewer: int | None = None, **env_options: Any) -> int:
+    """Play one whole game (as :func:`play_frames`) into an animated GIF at ``path``,
+    ``fps`` frames per second; returns the number of frames."""
+    check_fps(fps)
+    frames = play_frames(game, num_players, agents, seed, viewer, **env_options)
+    save_gif(path, frames, fps)
+    return len(frames)

@@ -1,0 +1,174 @@
+"""Pictures of positions: ``render_mode="rgb_array"``, PNGs and GIFs (qwinto_env.image)."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from PIL import Image
+from pettingzoo.test import render_test
+
+import qwinto_env
+from qwinto_env import parallel_env, rules
+from qwinto_env.image import (TABLE_H, draw, field_box, frame_size, hand_box, misthrow_box, save_gif,
+                              save_png)
+from qwinto_env.video import play_frames, record_gif
+
+
+def box(frame: np.ndarray, corners: tuple[int, int, int, int]) -> np.ndarray:
+    left, top, right, bottom = corners
+    return frame[top:bottom, left:right]
+
+
+def random_positions(game: str, num_players: int, seed: int, every: int = 7):
+    """Positions of one masked-random game, every ``every``-th step and the last."""
+    env = parallel_env(game=game, num_players=num_players)
+    observations, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    step = 0
+    while env.agents:
+        actions = {a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"])))
+                   for a in env.agents}
+        observations, *_ = env.step(actions)
+        step += 1
+        if step % every == 0 or not env.agents:
+            yield env.game
+
+
+@pytest.mark.parametrize("game, num_players", [("dice", 1), ("dice", 2), ("dice", 6),
+                                               ("cards", 2), ("cards", 4)])
+def test_every_field_and_misthrow_box_shows_the_state(game, num_players):
+    # A field differs from the empty sheet exactly when something is written in it, and
+    # a misthrow box exactly when that misthrow happened: the picture follows the state.
+    empty = parallel_env(game=game, num_players=num_players)
+    empty.reset(seed=0)
+    blank = draw(empty.game)
+    for seed in range(3):
+        for position in random_positions(game, num_players, seed):
+            frame = draw(position)
+            assert frame.shape == (*frame_size(num_players), 3) and frame.dtype == np.uint8
+            for seat in range(num_players):
+                for cell in range(rules.NUM_CELLS):
+                    changed = not np.array_equal(box(frame, field_box(seat, cell)),
+                                                 box(blank, field_box(seat, cell)))
+                    assert changed == bool(position.cells[seat][cell]), (seat, cell)
+                for i in range(rules.MAX_MISTHROWS):
+                    changed = not np.array_equal(box(frame, misthrow_box(seat, i)),
+                                                 box(blank, misthrow_box(seat, i)))
+                    assert changed == (i < position.misthrows[seat]), (seat, i)
+
+
+def test_the_hand_is_drawn_for_the_viewer_only():
+    env = parallel_env(game="cards", num_players=2)
+    env.reset(seed=3)
+    game = env.game
+    assert game.hands[0] != game.hands[1]
+    nobody, mine, theirs = draw(game), draw(game, viewer=0), draw(game, viewer=1)
+    hand = hand_box()
+    assert not np.array_equal(box(mine, hand), box(nobody, hand))
+    assert not np.array_equal(box(mine, hand), box(theirs, hand))
+    outside = mine.copy()
+    outside[hand[1]:hand[3], hand[0] - 90:hand[2]] = 0   # the hand and its caption
+    other = theirs.copy()
+    other[hand[1]:hand[3], hand[0] - 90:hand[2]] = 0
+    assert np.array_equal(outside, other)
+
+
+def test_a_frame_is_deterministic_and_the_roll_is_drawn():
+    env = parallel_env(game="dice", num_players=2)
+    observations, _ = env.reset(seed=1)
+    before = draw(env.game)
+    assert np.array_equal(before, draw(env.game))
+    env.step({"player_0": 34, "player_1": 27})   # roll all three dice
+    after = draw(env.game)
+    assert not np.array_equal(before[:TABLE_H], after[:TABLE_H])     # the dice, above the sheets
+    assert np.array_equal(before[TABLE_H:], after[TABLE_H:])         # nothing written yet
+
+
+@pytest.mark.parametrize("viewer", [-1, 2, True, 0.5, "0"])
+def test_a_bad_viewer_is_refused(viewer):
+    env = parallel_env(game="cards", num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="viewer"):
+        draw(env.game, viewer=viewer)
+
+
+def test_png_round_trips_and_is_written_atomically(tmp_path):
+    env = parallel_env(game="cards", num_players=3)
+    env.reset(seed=5)
+    path = save_png(tmp_path / "table.png", env.game, viewer=1)
+    assert np.array_equal(np.asarray(Image.open(path).convert("RGB")), draw(env.game, viewer=1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.png"]
+    with pytest.raises(FileNotFoundError):
+        save_png(tmp_path / "missing" / "table.png", env.game)
+    with pytest.raises(ValueError, match="HxWx3 uint8"):
+        save_png(tmp_path / "bad.png", np.zeros((4, 4), dtype=np.uint8))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.png"]
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_record_gif_writes_one_frame_per_step(tmp_path, game):
+    frames = play_frames(game, 2, seed=4)
+    count = record_gif(tmp_path / "game.gif", game=game, seed=4, fps=4)
+    assert count == len(frames) > 10
+    with Image.open(tmp_path / "game.gif") as gif:
+        assert gif.n_frames <= count          # GIF merges identical consecutive frames
+        assert gif.size == frames[0].shape[1::-1]
+        gif.seek(gif.n_frames - 1)
+        last = np.asarray(gif.convert("RGB"), dtype=float)
+    # A GIF holds 256 colours: the last frame is the final position up to the palette.
+    assert np.abs(last - frames[-1]).mean() < 1 < np.abs(last - frames[0]).mean()
+    assert [p.name for p in tmp_path.iterdir()] == ["game.gif"]
+
+
+def test_record_gif_plays_the_given_agents():
+    calls = []
+
+    class Passer:
+        def act(self, observation, mask):
+            calls.append(int(np.flatnonzero(mask)[-1]))
+            return calls[-1]
+
+    frames = play_frames("dice", 2, agents=[Passer(), Passer()], seed=0)
+    assert calls and len(frames) > 1
+
+
+@pytest.mark.parametrize("kwargs, match", [({"fps": 0}, "fps"), ({"fps": True}, "fps"),
+                                           ({"agents": [None]}, "one agent per seat")])
+def test_record_gif_refuses_bad_arguments(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        record_gif(tmp_path / "x.gif", **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_gif_refuses_frames_of_different_sizes(tmp_path):
+    with pytest.raises(ValueError, match="same size"):
+        save_gif(tmp_path / "x.gif", [np.zeros((4, 4, 3), np.uint8),
+                                      np.zeros((5, 4, 3), np.uint8)])
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_pettingzoo_render_test_passes_with_rgb_array(game):
+    render_test(lambda render_mode=None: qwinto_env.env(game=game, render_mode=render_mode))
+    env = qwinto_env.env(game=game, render_mode="rgb_array")
+    env.reset(seed=0)
+    assert env.render().shape == (*frame_size(2), 3)
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_gymnasium_checker_passes_with_rgb_array(game):
+    env = gymnasium.make("Qwinto-v0", game=game, render_mode="rgb_array",
+                         illegal_action="pass")
+    check_env(env.unwrapped, skip_render_check=False)
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.shape == (*frame_size(2), 3)
+    assert env.metadata["render_fps"] > 0
+
+
+def test_the_gymnasium_env_shows_the_learners_hand():
+    env = gymnasium.make("Qwinto-v0", game="cards", render_mode="rgb_array", learner_seat=1)
+    env.reset(seed=2)
+    table = env.unwrapped.table.game
+    assert np.array_equal(env.render(), draw(table, viewer=1))
