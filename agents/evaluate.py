@@ -17,7 +17,7 @@ pretrained:dice-2p --players 2 --games 1000``: 6 tables). The table then covers 
 entrant over all its games, with one rating fitted on all tables' pairwise outcomes. Every
 option is checked before the first game (the specs loaded, the output folders looked
 at): a bad one is an argparse error naming it (exit status 2). The outputs are written
-atomically (:mod:`agents.fileio`); ``--plot`` takes its image format from the extension.
+atomically (:mod:`qwinto_env.fileio`); ``--plot`` takes its image format from the extension.
 
 Fairness and reproducibility
 ----------------------------
@@ -77,10 +77,10 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from qwinto_env import rules
+from qwinto_env.fileio import atomic_write, atomic_write_text
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
-from .fileio import atomic_write, atomic_write_text
 from .load import PLAYER_COUNTS, load
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",

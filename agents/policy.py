@@ -36,11 +36,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from qwinto_env.fileio import atomic_torch_save
 from qwinto_env.spec import SPECS
 
 from .base import Agent, IllegalMaskError
 from .features import FEATURE_SETS, FEATURES
-from .fileio import atomic_torch_save
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]

@@ -13,7 +13,8 @@ The picture holds every player's sheet (the three coloured rows offset on the sh
 12-column grid as printed, the crossed-out gap, the pentagon fields as pentagons, the
 written numbers, the four misthrow boxes, the score), the active player's sheet framed,
 and above the sheets the public state: the dice game's roll (each die in its colour,
-and the sum) or the card game's four stack tops and the cards played this turn. With
+and the sum) or the card game's four stack tops and the cards played this turn; at the
+end, who won. With
 ``viewer=seat`` the card game also shows that seat's own hand (nobody else's).
 
 The canvas size depends only on the game and the player count (:func:`frame_size`), so
@@ -26,14 +27,14 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from . import rules
+from .fileio import atomic_write
 from .game import Game
 from .spec import cards
 
@@ -212,28 +213,19 @@ def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = No
         raise ValueError(f"names must give one name per seat ({n}), got {len(names)}")
     image = _background(n).copy()
     pen = ImageDraw.Draw(image)
-    if game.name == "dice":
+    if game.done:
+        scores = game.scores()
+        best = [seat for seat in range(n) if scores[seat] == max(scores)]
+        won = "" if n == 1 else ", won by " + " and ".join(
+            names[seat] if names else f"player {seat}" for seat in best)
+        pen.text((12, 36), f"Game over{won}", font=_font(20), fill=INK)
+    elif game.name == "dice":
         _dice_table(pen, game)
     else:
         _cards_table(pen, game, viewer)
     for seat in range(n):
         _fill_sheet(pen, game, seat, names[seat] if names else f"player {seat}")
     return np.asarray(image, dtype=np.uint8)
-
-
-def _atomic_save(path: str | os.PathLike, save: Callable[[Any], None]) -> Path:
-    """Run ``save(file)`` on a temporary file beside ``path``, then move it into place."""
-    path = Path(path)
-    handle, temp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
-                                    suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            save(file)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _frame(game_or_frame: Game | np.ndarray, viewer: int | None) -> np.ndarray:
@@ -250,7 +242,8 @@ def save_png(path: str | os.PathLike, game_or_frame: Game | np.ndarray,
              viewer: int | None = None) -> Path:
     """Write a game's position (or a frame from :func:`draw`) as a PNG; returns the path."""
     image = Image.fromarray(_frame(game_or_frame, viewer))
-    return _atomic_save(path, lambda file: image.save(file, format="PNG"))
+    atomic_write(path, lambda file: image.save(file, format="PNG"))
+    return Path(path)
 
 
 def check_fps(fps: Any) -> float:
@@ -275,6 +268,7 @@ def save_gif(path: str | os.PathLike, frames: Sequence[np.ndarray], fps: float =
     images = [Image.fromarray(array).quantize(palette=palette, dither=Image.Dither.NONE)
               for array in arrays]
     duration = [round(1000 / fps)] * (len(images) - 1) + [round(3000 / fps)]
-    return _atomic_save(path, lambda file: images[0].save(
+    atomic_write(path, lambda file: images[0].save(
         file, format="GIF", save_all=True, append_images=images[1:], duration=duration,
         loop=0))
+    return Path(path)

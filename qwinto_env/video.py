@@ -34,15 +34,18 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
     interface of every bot :func:`agents.load` makes), or ``None`` for masked random
     play; seats with a single legal action are not asked. ``seed`` seeds the game and
     the random play; ``viewer`` is the seat whose card hand is shown; ``env_options`` go
-    to :func:`qwinto_env.parallel_env`.
+    to :func:`qwinto_env.parallel_env`. Each sheet is titled with its agent's ``name``
+    where it has one.
     """
     env = parallel_env(game=game, num_players=num_players, **env_options)
     if agents is not None and len(agents) != env.game.num_players:
         raise ValueError(f"agents must give one agent per seat ({env.game.num_players}), "
                          f"got {len(agents)}")
+    names = [f"player {seat}" + (f" ({agent.name})" if getattr(agent, "name", None) else "")
+             for seat, agent in enumerate(agents or [None] * env.game.num_players)]
     observations, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    frames = [draw(env.game, viewer)]
+    frames = [draw(env.game, viewer, names)]
     while env.agents:
         actions = {}
         for seat, agent in enumerate(env.agents):
@@ -53,7 +56,7 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
             else:
                 actions[agent] = int(agents[seat].act(obs["observation"], obs["action_mask"]))
         observations, *_ = env.step(actions)
-        frames.append(draw(env.game, viewer))
+        frames.append(draw(env.game, viewer, names))
     return frames
 
 

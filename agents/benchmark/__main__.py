@@ -166,7 +166,7 @@ def table(args: argparse.Namespace) -> int:
             print(f"{doc} has no {TABLE_START} ... {TABLE_END} section", file=sys.stderr)
             return 1
         head, rest = page.split(TABLE_START, 1)
-        from ..fileio import atomic_write_text
+        from qwinto_env.fileio import atomic_write_text
         atomic_write_text(doc, head + TABLE_START + "\n" + text + "\n" + TABLE_END
                           + rest.split(TABLE_END, 1)[1])
     return 0
@@ -181,7 +181,7 @@ def rate(args: argparse.Namespace) -> int:
     for key, value in metrics.items():
         print(f"{key:>28}  {value:,.3f}" if isinstance(value, float) else f"{key:>28}  {value}")
     if args.json:
-        from ..fileio import atomic_write_text
+        from qwinto_env.fileio import atomic_write_text
         atomic_write_text(args.json, json.dumps({"task": task.id, "agent": args.agent,
                                                  **metrics}, indent=1) + "\n")
     return 0

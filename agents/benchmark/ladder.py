@@ -53,8 +53,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qwinto_env.fileio import atomic_write_text
+
 from ..evaluate import Results, play
-from ..fileio import atomic_write_text
 
 __all__ = ["Rating", "Ladder", "LADDERS", "LADDER_FILE", "ANCHOR", "ANCHOR_RATING",
            "get_ladder", "ladder_names", "fit_pool", "fit_ladder", "save_fit"]

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fileio import atomic_write, atomic_write_text
+from qwinto_env.fileio import atomic_write, atomic_write_text
+
 from .protocol import metric, win_keys
 from .tasks import get_task
 

@@ -38,7 +38,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..fileio import atomic_write_text
+from qwinto_env.fileio import atomic_write_text
+
 from . import protocol
 from .algorithms import Progress, get_algorithm
 from .tasks import Task, get_task

@@ -30,9 +30,8 @@ from typing import Any, Literal
 
 import yaml
 
+from qwinto_env.fileio import atomic_write_text
 from qwinto_env.spec import SPECS
-
-from ..fileio import atomic_write_text
 
 
 class ConfigError(ValueError):

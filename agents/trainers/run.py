@@ -11,7 +11,7 @@ A run lives in ``runs/<name>/``::
     evaluation.txt         the final evaluation table
     tb/                    TensorBoard logs (``tensorboard --logdir runs``)
 
-Kill safety: every file a user may load is written atomically (:mod:`agents.fileio`),
+Kill safety: every file a user may load is written atomically (:mod:`qwinto_env.fileio`),
 so a kill leaves the previous file or the new one, never a truncated one. A checkpoint
 writes the trainer state before its policy files, so ``--resume`` continues from a state
 at least as new as ``latest.pt`` (losing at most one ``run.checkpoint_every``) and
@@ -30,8 +30,9 @@ from typing import Any, Callable
 import torch
 from tqdm import tqdm
 
+from qwinto_env.fileio import atomic_torch_save, atomic_write_text
+
 from ..evaluate import format_table, play
-from ..fileio import atomic_torch_save, atomic_write_text
 from ..load import AgentSpecError, read_checkpoint
 from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from .config import ConfigError, TrainConfig, save_config
