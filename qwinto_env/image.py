@@ -64,8 +64,8 @@ def _font(size: int) -> ImageFont.ImageFont:
     """Pillow's own font (no system fonts, nothing downloaded)."""
     try:
         return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1 has one bitmap size only
-        return ImageFont.load_default()
+    except (TypeError, ImportError, OSError):  # Pillow < 10.1, or built without FreeType:
+        return ImageFont.load_default()         # its one bitmap size
 
 
 def frame_size(num_players: int) -> tuple[int, int]:
@@ -206,9 +206,11 @@ def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = No
     a title per seat (default ``player k``).
     """
     n = game.num_players
-    if viewer is not None and (isinstance(viewer, bool) or not isinstance(viewer, int)
+    if viewer is not None and (isinstance(viewer, (bool, np.bool_))
+                               or not isinstance(viewer, (int, np.integer))
                                or not 0 <= viewer < n):
         raise ValueError(f"viewer must be a seat in 0..{n - 1} or None, got {viewer!r}")
+    viewer = None if viewer is None else int(viewer)
     if names is not None and len(names) != n:
         raise ValueError(f"names must give one name per seat ({n}), got {len(names)}")
     image = _background(n).copy()
@@ -225,7 +227,8 @@ def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = No
         _cards_table(pen, game, viewer)
     for seat in range(n):
         _fill_sheet(pen, game, seat, names[seat] if names else f"player {seat}")
-    return np.asarray(image, dtype=np.uint8)
+    # A writable copy, as Gymnasium's own envs return (asarray would be read-only).
+    return np.array(image, dtype=np.uint8)
 
 
 def _frame(game_or_frame: Game | np.ndarray, viewer: int | None) -> np.ndarray:

@@ -94,6 +94,38 @@ def test_a_bad_viewer_is_refused(viewer):
         draw(env.game, viewer=viewer)
 
 
+def test_a_numpy_seat_is_a_viewer_and_frames_are_writable():
+    env = parallel_env(game="cards", num_players=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = draw(env.game, viewer=np.int64(1))
+    assert np.array_equal(frame, draw(env.game, viewer=1))
+    rendered = env.render()
+    rendered[:8] = 0   # users draw overlays on frames in place
+    assert not np.array_equal(rendered, env.render())
+
+
+def test_without_freetype_the_bitmap_font_is_used(monkeypatch):
+    from PIL import ImageFont
+
+    from qwinto_env import image
+
+    real = ImageFont.load_default
+
+    def no_freetype(size=None):
+        if size is not None:
+            raise ImportError("The _imagingft C module is not installed")
+        return real()
+
+    monkeypatch.setattr(ImageFont, "load_default", no_freetype)
+    image._font.cache_clear()
+    try:
+        env = parallel_env(game="dice", num_players=2)
+        env.reset(seed=0)
+        assert draw(env.game).shape == image.frame_size(2) + (3,)
+    finally:
+        image._font.cache_clear()
+
+
 def test_png_round_trips_and_is_written_atomically(tmp_path):
     env = parallel_env(game="cards", num_players=3)
     env.reset(seed=5)
