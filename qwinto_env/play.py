@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import rules
+from . import rules, screen
 from .game import Game, IllegalActionError
 from .opponents import make_opponents
 from .parallel import GAMES
@@ -211,6 +211,7 @@ class TerminalGame:
             if callable(getattr(bot, "reset", None)):
                 bot.reset(seed=int(seeds[k]))
         self.input_fn, self.print_fn = input_fn, print_fn
+        self._printed = 0  # lines shown since the last prompt: the screen's height so far
 
     def who(self, seat: int) -> str:
         """``"you"`` or ``"player 2 (expert)"``."""
@@ -219,31 +220,42 @@ class TerminalGame:
         bot = self.bots[seat]
         return f"player {seat} ({getattr(bot, 'name', type(bot).__name__)})"
 
+    def label(self, seat: int) -> str:
+        """:meth:`who`, cut to :data:`~qwinto_env.screen.LABEL_WIDTH` columns."""
+        return screen.ellipsize(self.who(seat), screen.LABEL_WIDTH)
+
+    def _out(self, text: str = "") -> None:
+        """Show ``text`` wrapped at 80 columns, counting the lines since the last prompt."""
+        for line in screen.wrap(text, " " * 6) if len(text) > screen.WIDTH else [text]:
+            self._printed += 1
+            self.print_fn(line)
+
     def play(self) -> int:
         """Play to the end (or until the person leaves); the exit status."""
-        out = self.print_fn
-        names = ", ".join(self.who(s) for s in sorted(self.bots)) or "nobody (solo)"
-        out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
-        out("Fields count 1..9 from the left of each row (the XX gap is no field); "
-            "pentagons show as <..>.")
+        names = ", ".join(self.label(s) for s in sorted(self.bots)) or "nobody (solo)"
+        self._out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
+        pentagons = "<..>" if self.game.num_players <= 2 else "a < before the field"
+        self._out(f"Fields count 1..9 from the left of a row (XX is no field); pentagons: "
+                  f"{pentagons}.")
         try:
             while not self.game.done:
                 self._step()
         except _Leave as leave:
-            out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
+            self._out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
             return leave.status
         except KeyboardInterrupt:  # at the prompt or while a bot thinks
-            out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
+            self._out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
             return 130
         except IllegalActionError as error:  # a faulty bot; the engine refused its move
-            out(f"error: a bot chose an illegal move ({error}); game stopped")
+            self._out(f"error: a bot chose an illegal move ({error}); game stopped")
             return 1
-        out("")
-        out(self.game.render())
-        out("")
-        for line in self.final_table():
-            out(line)
+        self._out("")
+        for line in screen.sheets(self.game, self._labels()) + [""] + self.final_table():
+            self._out(line)
         return 0
+
+    def _labels(self) -> list[str]:
+        return [self.label(s) for s in range(self.game.num_players)]
 
     def _step(self) -> None:
         game = self.game
@@ -268,6 +280,8 @@ class TerminalGame:
     def _event(self, seat: int, action: int, forced: bool) -> str | None:
         """What ``seat`` did, in words (before the step), or None when not worth a line."""
         game = self.game
+        if game.name == "cards" and action >= cards.SINGLE_FIRST:
+            return "play " + screen.play_words(game.hands[seat], game.tops(), action)
         if action != game.pass_action:
             return describe_action(game, seat, action)
         if game.public_info()["phase"] != "entry":
@@ -280,7 +294,7 @@ class TerminalGame:
     def _report(self, phase: str, actions: list[int], words: list[str | None]) -> None:
         game = self.game
         if phase in ("choose", "play"):
-            self.print_fn("")  # a new turn starts: keep each turn's moves together
+            self._out("")  # a new turn starts: keep each turn's moves together
         for seat, (action, text) in enumerate(zip(actions, words)):
             if text is None:
                 continue
@@ -289,63 +303,79 @@ class TerminalGame:
                 text += " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
             if phase == "entry" and action == game.pass_action and "misthrow" in text:
                 text += f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
-            self.print_fn(f"  {self.who(seat)}: {text}")
+            self._out(f"  {self.label(seat)}: {text}")
 
     def _show(self, legal: list[int]) -> None:
-        game, out = self.game, self.print_fn
-        out("")
-        out(game.render())
+        """The decision screen above the prompt: status, sheets, the compact menu."""
+        game = self.game
+        top = screen.status(game, self._labels(), self.seat) + screen.sheets(game, self._labels())
+        for line in top + self._menu(legal, screen.HEIGHT - self._printed - len(top) - 1):
+            self._out(line)
+
+    def _menu(self, legal: list[int], room: int) -> list[str]:
+        game = self.game
+        if legal[0] < rules.NUM_CELLS or legal == [game.pass_action]:
+            return screen.entry_menu(game, legal, _pass_words(game, self.seat))
         if game.name == "cards":
-            out("your hand: " + ", ".join(cards.card_name(c) for c in game.hands[self.seat]))
-        self._list(legal)
+            return screen.play_menu(game, self.seat, legal, room)
+        return screen.columns([f"{n}) {describe_action(game, self.seat, a)}"
+                               for n, a in enumerate(legal, 1)])
+
+    def _prompt(self, legal: list[int]) -> str:
+        if legal[0] < rules.NUM_CELLS or legal[0] == self.game.pass_action:
+            return "your choice (y4 = yellow field 4, p = pass; h help, q quit): "
+        return f"your choice (1-{len(legal)}, h help, q quit): "
 
     def _list(self, legal: list[int]) -> None:
+        """Every choice in full words, numbered (may take more lines than the screen)."""
         for number, action in enumerate(legal, 1):
-            self.print_fn(f"  {number:2d}) {describe_action(self.game, self.seat, action)}")
+            self._out(f"  {number:2d}) {describe_action(self.game, self.seat, action)}")
 
     def _ask(self, legal: list[int]) -> int:
         """The person's choice among ``legal``; asks again until it is valid."""
         self._show(legal)
         while True:
             try:
-                text = self.input_fn(f"your choice (1-{len(legal)}, h help, q quit): ")
+                text = self.input_fn(self._prompt(legal))
             except EOFError:
                 raise _Leave("End of input.", 0) from None
+            self._printed = 0
             try:
                 choice = parse_choice(text, legal, self.game)
             except ChoiceError as error:
-                self.print_fn(f"  {error}")
+                self._out(f"  {error}")
                 continue
             if choice == "quit":
                 raise _Leave("You left.", 0)
             if choice == "sheets":
                 self._show(legal)
             elif choice == "help":
-                self.print_fn("  answer with a number, or: y4 / yellow 4 (write in yellow "
-                              "field 4), p(ass), k(eep), r(eroll), s(heets), q(uit)")
+                self._out("  answer with a number (as listed here), or: y4 / yellow 4 (write "
+                          "in yellow field 4), p(ass), k(eep), r(eroll), s(heets), q(uit)")
                 self._list(legal)
             else:
                 return int(choice)
 
     def final_table(self) -> list[str]:
-        """The scoring breakdown of every player, and the winner(s)."""
+        """The scoring breakdown of every player, and the winner(s); 78 columns."""
         game = self.game
         cols = " ".join(str(rules.CELL_COLUMN[pent]) for _, pent in rules.PENTAGON_COLUMNS)
+        name = screen.LABEL_WIDTH + 2
         lines = [f"Final scores (pentagons: the complete 3-field columns {cols} of the grid)",
-                 f"{'player':<22}{'orange':>7}{'yellow':>7}{'purple':>7}"
-                 f"{'pentagons':>22}{'misthrows':>10}{'total':>7}"]
+                 f"{'player':<{name}}{'orange':>7}{'yellow':>7}{'purple':>7}"
+                 f"{'pentagons':>16}{'misthrows':>10}{'total':>7}"]
         totals = []
         for seat in range(game.num_players):
             b = rules.score_breakdown(game.sheet(seat), game.misthrows[seat])
             pents = " ".join(f"{p:2d}" if p else " ." for p in b["pentagons"])
-            lines.append(f"{self.who(seat):<22}{b['rows'][0]:>7}{b['rows'][1]:>7}"
-                         f"{b['rows'][2]:>7}{pents:>22}{b['misthrows']:>10}{b['total']:>7}")
+            lines.append(f"{self.label(seat):<{name}}{b['rows'][0]:>7}{b['rows'][1]:>7}"
+                         f"{b['rows'][2]:>7}{pents:>16}{b['misthrows']:>10}{b['total']:>7}")
             totals.append(b["total"])
         if game.num_players > 1:
             best = max(totals)
-            winners = [self.who(s) for s, t in enumerate(totals) if t == best]
-            lines.append(("Winner: " if len(winners) == 1 else "Shared win: ")
-                         + ", ".join(winners) + f" with {best} points")
+            winners = [self.label(s) for s, t in enumerate(totals) if t == best]
+            lines += screen.wrap(("Winner: " if len(winners) == 1 else "Shared win: ")
+                                 + ", ".join(winners) + f" with {best} points", "  ")
         return lines
 
 

@@ -1,7 +1,9 @@
 """Text drawing of score sheets, laid out on the sheet's 12-column grid.
 
 Empty fields show as ``__``, pentagon fields in angle brackets ``<..>``, the
-crossed-out gap as ``XX``.
+crossed-out gap as ``XX``. The compact form (:func:`render_compact_sheet`, 38 columns, so
+that two sheets fit side by side in 80) gives each grid column 3 characters, names each
+row by its initial and marks a pentagon field by a ``<`` before it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,20 @@ def render_sheet(cells: Sequence[int]) -> list[str]:
             text = f"{cells[c]:2d}" if cells[c] else "__"
             slots[col] = f"<{text}>" if c in _PENTAGONS else f" {text} "
         lines.append(f"{name:<7}" + "".join(slots).rstrip())
+    return lines
+
+
+def render_compact_sheet(cells: Sequence[int]) -> list[str]:
+    """Three lines of 38 columns at most, one per row, of one flat 27-cell sheet."""
+    lines = []
+    for r, name in enumerate(rules.ROW_NAMES):
+        slots = ["   "] * rules.NUM_GRID_COLUMNS
+        slots[rules.GAP_COLUMNS[r]] = " XX"
+        for f, col in enumerate(rules.FIELD_COLUMNS[r]):
+            c = r * rules.NUM_FIELDS + f
+            text = f"{cells[c]:2d}" if cells[c] else "__"
+            slots[col] = ("<" if c in _PENTAGONS else " ") + text
+        lines.append(f"{name[0]} " + "".join(slots).rstrip())
     return lines
 
 
