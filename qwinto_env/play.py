@@ -7,28 +7,67 @@
 
 You sit at seat ``--seat`` (default 0); the bots (specs for :func:`agents.load`:
 ``random``, ``greedy``, ``expert`` or a checkpoint path, comma-separated, one per other
-seat or one for all) play the other seats. At each of your decisions the program shows
-every sheet, the dice (or the stacks and your hand) and your legal choices in plain
-words, numbered. Answer with the number, or a short form:
+seat or one for all) play the other seats.
+
+The screen is laid out for a terminal of 80x24 (:mod:`qwinto_env.screen` has the layout).
+At each of your decisions it shows, above the prompt: what happened since your last
+answer (a line per move, two for a long one, e.g. ``player 1 (expert): write 12 in
+orange field 7``), a status line (the turn and the roll; in the card game the 2x2
+stacks ``TL TR / BL BR`` and your hand), every sheet and your choices:
+
+==============  ==========================================================================
+decision        choices shown
+==============  ==========================================================================
+roll            the seven colour subsets, numbered ``1``..``7`` in columns
+keep / re-roll  ``1) keep the roll (13)  2) re-roll orange+yellow``
+entry           one line per row with a writable field, naming the fields by short form,
+                and ``p`` (pass) at the end (example below)
+card play       a table, one line per card in your hand, one column per stack, each
+                cell ``number) value rows`` (``5) 12 oy``: the value 12, which may go in
+                orange or yellow; ``-`` when nobody may write); with two cards of one
+                value also the double plays, a table of the card orders by the stack
+                pairs ``A>B`` (the first card onto ``A``, then the second onto ``B``),
+                or, where that table does not fit the screen, one line naming their
+                numbers (``13-60) 48 double plays ...``) that ``h`` lists
+==============  ==========================================================================
+
+An entry's choices, where yellow has no field left for 13::
+
+      write 13 in   orange: o1 o2 o3 o4 o5 o6 o7 o8 o9
+                    purple: p2 p3 p4   p = pass (misthrow!)
+
+Bot names longer than the screen allows are cut (``player 1 (pretraine...``) on the
+screen and in the final table; the first line of the game names them in full.
+
+Up to two players a whole decision screen, the moves since your last answer included,
+fits 24 lines of 80 columns. With more players the sheets are compact (38 columns, two
+side by side, a pentagon field shown by a ``<`` before it) and the screen from the
+status line to the prompt fits 24 lines; the moves of the bots' turns above it scroll
+out of a 24-line terminal (a taller one shows them all). ``h`` lists every choice in
+full words, one per line: that list may be longer than the screen.
+
+Answer with a number, or a short form:
 
 ============================  ============================================
 input                         meaning
 ============================  ============================================
-``3``                         choice number 3
+``3``                         choice number 3 (at an entry: the third
+                              choice of the list ``h`` shows)
 ``y4`` / ``yellow 4``         write the value in yellow field 4
                               (fields count 1..9 from the left)
 ``p`` / ``pass``              pass (a misthrow when you are active)
 ``k`` / ``keep``              keep the roll
 ``r`` / ``reroll``            re-roll
-``s`` / ``sheets``            show the table again
-``h`` / ``help`` / ``?``      list the choices again
+``s`` / ``sheets``            show the screen again
+``h`` / ``help`` / ``?``      list every choice, numbered, in full words
 ``q`` / ``quit``              leave the game
 ============================  ============================================
 
 Anything else is answered with a short explanation and the same question; the game
 state does not change until a valid choice is made. End of input (Ctrl-D) and Ctrl-C
-leave cleanly with a message. At the end every player's scoring breakdown is printed
-(rows, the five pentagon columns, misthrows, total).
+leave cleanly with a message. At the end the sheets and every player's scoring
+breakdown are printed (rows, the five pentagon columns, misthrows, total) in a table of
+78 columns.
 
 ``--seed`` fixes the dice (or the deck) and the bots' own randomness, so the same seed
 and the same choices replay the same game.
@@ -51,6 +90,7 @@ from .game import Game, IllegalActionError
 from .opponents import make_opponents
 from .parallel import GAMES
 from .spec import cards, dice
+from .spec.base import PASS
 
 __all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
 
@@ -141,8 +181,9 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
     """
     word = " ".join(text.lower().split())
     count = len(choices)
+    hint = "a field such as y4, or p" if _entry(choices) else f"a number from 1 to {count}"
     if not word:
-        raise ChoiceError(f"please type a number from 1 to {count} (h lists the choices)")
+        raise ChoiceError(f"please type {hint} (h lists the choices)")
     if word in _COMMANDS:
         return _COMMANDS[word]
     if word.isdecimal():
@@ -152,11 +193,17 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
         return choices[number - 1]
     action = _short_form(word, game)
     if action is None:
-        raise ChoiceError(f"{text.strip()!r} is not a choice: type a number from 1 to "
-                          f"{count} (h lists the choices, q quits)")
+        raise ChoiceError(f"{screen.ellipsize(text.strip(), 20)!r} is not a choice: type {hint} "
+                          f"(h lists the choices)")
     if action not in choices:
-        raise ChoiceError(f"{text.strip()!r} is not possible now (h lists the choices)")
+        raise ChoiceError(f"{screen.ellipsize(text.strip(), 20)!r} is not possible now (h lists "
+                          f"the choices)")
     return action
+
+
+def _entry(choices: Sequence[int]) -> bool:
+    """Whether ``choices`` are an entry's (writes and the pass; the writes come first)."""
+    return choices[0] < rules.NUM_CELLS or choices[0] == PASS
 
 
 def _short_form(word: str, game: Game) -> int | None:
@@ -232,11 +279,11 @@ class TerminalGame:
 
     def play(self) -> int:
         """Play to the end (or until the person leaves); the exit status."""
-        names = ", ".join(self.label(s) for s in sorted(self.bots)) or "nobody (solo)"
+        names = ", ".join(self.who(s) for s in sorted(self.bots)) or "nobody (solo)"
         self._out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
-        pentagons = "<..>" if self.game.num_players <= 2 else "a < before the field"
-        self._out(f"Fields count 1..9 from the left of a row (XX is no field); pentagons: "
-                  f"{pentagons}.")
+        pentagons = "<..>" if self.game.num_players <= 2 else "<.."
+        self._out(f"Fields count 1..9 from the left of a row (XX: no field); pentagons "
+                  f"show as {pentagons}.")
         try:
             while not self.game.done:
                 self._step()
@@ -314,7 +361,7 @@ class TerminalGame:
 
     def _menu(self, legal: list[int], room: int) -> list[str]:
         game = self.game
-        if legal[0] < rules.NUM_CELLS or legal == [game.pass_action]:
+        if _entry(legal):
             return screen.entry_menu(game, legal, _pass_words(game, self.seat))
         if game.name == "cards":
             return screen.play_menu(game, self.seat, legal, room)
@@ -322,7 +369,7 @@ class TerminalGame:
                                for n, a in enumerate(legal, 1)])
 
     def _prompt(self, legal: list[int]) -> str:
-        if legal[0] < rules.NUM_CELLS or legal[0] == self.game.pass_action:
+        if _entry(legal):
             return "your choice (y4 = yellow field 4, p = pass; h help, q quit): "
         return f"your choice (1-{len(legal)}, h help, q quit): "
 

@@ -10,7 +10,7 @@ status         dice: 1 (turn, who rolled what); cards: 2 (turn, the 2x2 stacks a
                ``TL TR / BL BR``, your hand)
 sheets         up to 2 players: 4 per player (head line, then the three rows as in
                :func:`qwinto_env.render.render_sheet`); 3 or more: compact sheets
-               (:func:`qwinto_env.render.render_compact_sheet`) two side by side, 4 per
+               (``render_sheet(cells, compact=True)``) two side by side, 4 per
                pair of players
 menu           roll / keep or re-roll: numbered, in columns; entry: one line per row with
                a writable field, naming the fields by their short forms (``y4``), ``p``
@@ -32,7 +32,7 @@ from typing import Sequence
 
 from . import rules
 from .game import Game
-from .render import render_compact_sheet, render_sheet
+from .render import render_sheet
 from .spec import cards
 
 __all__ = ["WIDTH", "HEIGHT", "LABEL_WIDTH", "STACK_CODES", "ellipsize", "wrap", "columns",
@@ -93,13 +93,16 @@ def play_words(hand: Sequence[int], tops: Sequence[int], action: int) -> str:
 # -- status and sheets ---------------------------------------------------------------------
 
 def status(game: Game, labels: Sequence[str], seat: int) -> list[str]:
-    """The line(s) above the sheets: the turn, the roll or the stacks and ``seat``'s hand."""
+    """The line(s) above the sheets: the turn, the roll or the stacks and ``seat``'s hand.
+    The first is filled with ``-`` to set the screen off from the moves above it."""
     turn = f"turn {game.turn + 1}"
     if game.name == "dice":
         if not game.subset:
-            return wrap(f"{turn}: {labels[game.active]} to roll")
-        rolled = f"{turn}: {labels[game.active]} rolled {colour_words(game.subset)} = {game.value}"
-        return wrap(rolled + (", re-roll available" if game.reroll_left else ""))
+            text = f"{turn}: {labels[game.active]} to roll"
+        else:
+            text = (f"{turn}: {labels[game.active]} rolled {colour_words(game.subset)} = "
+                    f"{game.value}" + (", re-roll available" if game.reroll_left else ""))
+        return [f"{text} ".ljust(WIDTH, "-")] if len(text) < WIDTH else wrap(text)
     if game.played:
         left = f"{turn}: write {game.value} in {colour_words(game.colours)}"
     else:
@@ -108,7 +111,8 @@ def status(game: Game, labels: Sequence[str], seat: int) -> list[str]:
                 f"covered {len(game.covered_cards())}")
     hand = "your hand: " + ", ".join(cards.card_name(c) for c in game.hands[seat])
     tops = [f"{code} [{cards.card_name(top):>9}]" for code, top in zip(STACK_CODES, game.tops())]
-    return [f"{ellipsize(left, 44):<44}{tops[0]} {tops[1]}", f"{hand:<44}{tops[2]} {tops[3]}"]
+    return [f"{ellipsize(left, 41)} ".ljust(43, "-") + f" {tops[0]} {tops[1]}",
+            f"{hand:<44}{tops[2]} {tops[3]}"]
 
 
 def sheets(game: Game, labels: Sequence[str]) -> list[str]:
@@ -123,7 +127,7 @@ def sheets(game: Game, labels: Sequence[str]) -> list[str]:
             lines.extend("  " + line for line in render_sheet(game.cells[seat]))
         return lines
     blocks = [[f"{label:<{LABEL_WIDTH}} {scores[seat]:3d} [{boxes[seat]}]",
-               *render_compact_sheet(game.cells[seat])] for seat, label in enumerate(labels)]
+               *render_sheet(game.cells[seat], compact=True)] for seat, label in enumerate(labels)]
     lines = []
     for left, right in zip(blocks[::2], blocks[1::2] + [[]]):
         lines.extend((f"{a:<{_COMPACT_WIDTH + 4}}{b}".rstrip())

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agents import load
-from qwinto_env import screen
+from qwinto_env import cards, screen
 from qwinto_env.play import ChoiceError, TerminalGame, parse_choice
 
 LONG_NAME = "pretrained:dice-2p/runs/a/very/long/checkpoint/path/policy.pt"
@@ -127,3 +127,39 @@ def test_more_players_screens_fit_80_columns_and_24_lines_from_the_status(game, 
 def test_solo_screens_fit_80x24():
     for game in ("dice", "cards"):
         check_fits(play(game, [], 1, 1), 1)
+
+
+def card(colour, value):
+    return cards.COLOUR_NAMES.index(colour) * 8 + cards.CARD_VALUES.index(value)
+
+
+@pytest.mark.parametrize("hand,shown", [
+    ([("orange", 4), ("yellow", 4), ("purple", 1)], "table"),  # 28 plays
+    ([("orange", 4), ("yellow", 4), ("purple", 4)], "line"),   # 60 plays
+])
+def test_card_play_menu_offers_every_double_play(hand, shown):
+    deck = [card("orange", 5), card("yellow", 3), card("grey", -2), card("purple", 6)]
+    deck += [card(*c) for c in hand]
+    deck += [c for c in range(cards.DECK_SIZE) if c not in deck]
+    person = Person(0)
+    session = TerminalGame("cards", [LongNamed("expert", "cards", 2)], seed=0,
+                           input_fn=person.input, print_fn=person.print)
+    session.game.reset(deck=deck)
+    person.session = session
+    assert session.play() == 0  # Person checks that the inputs shown reach every play
+    first = "\n".join(person.screens[0])
+    doubles = 16 if shown == "table" else 48
+    assert ("  cards       TL>TR   TL>BL" in first) == (shown == "table")
+    assert (f"13-{12 + doubles}) {doubles} double plays" in first) == (shown == "line")
+    check_fits(person, 2)
+
+
+def test_help_lists_every_choice_in_full():
+    script = Person(0)
+    answers = iter(["h", "1"])
+    session = TerminalGame("dice", ["random"], seed=0, print_fn=script.print,
+                           input_fn=lambda prompt: next(answers, "q"))
+    session.play()
+    text = "\n".join(script.lines)
+    assert all(f"{n}) roll " in text for n in range(1, 8))
+    assert max(map(len, script.lines)) <= screen.WIDTH
