@@ -340,7 +340,7 @@ class TerminalGame:
 
     def _report(self, phase: str, actions: list[int], words: list[str | None]) -> None:
         game = self.game
-        if phase in ("choose", "play"):
+        if phase in ("choose", "play") and self._printed:
             self._out("")  # a new turn starts: keep each turn's moves together
         for seat, (action, text) in enumerate(zip(actions, words)):
             if text is None:
