@@ -7,28 +7,67 @@
 
 You sit at seat ``--seat`` (default 0); the bots (specs for :func:`agents.load`:
 ``random``, ``greedy``, ``expert`` or a checkpoint path, comma-separated, one per other
-seat or one for all) play the other seats. At each of your decisions the program shows
-every sheet, the dice (or the stacks and your hand) and your legal choices in plain
-words, numbered. Answer with the number, or a short form:
+seat or one for all) play the other seats.
+
+The screen is laid out for a terminal of 80x24 (:mod:`qwinto_env.screen` has the layout).
+At each of your decisions it shows, above the prompt: what happened since your last
+answer (a line per move, two for a long one, e.g. ``player 1 (expert): write 12 in
+orange field 7``), a status line (the turn and the roll; in the card game the 2x2
+stacks ``TL TR / BL BR`` and your hand), every sheet and your choices:
+
+==============  ==========================================================================
+decision        choices shown
+==============  ==========================================================================
+roll            the seven colour subsets, numbered ``1``..``7`` in columns
+keep / re-roll  ``1) keep the roll (13)  2) re-roll orange+yellow``
+entry           one line per row with a writable field, naming the fields by short form,
+                and ``p`` (pass) at the end (example below)
+card play       a table, one line per card in your hand, one column per stack, each
+                cell ``number) value rows`` (``5) 12 oy``: the value 12, which may go in
+                orange or yellow; ``-`` when nobody may write); with two cards of one
+                value also the double plays, a table of the card orders by the stack
+                pairs ``A>B`` (the first card onto ``A``, then the second onto ``B``),
+                or, where that table does not fit the screen, one line naming their
+                numbers (``13-60) 48 double plays ...``) that ``h`` lists
+==============  ==========================================================================
+
+An entry's choices, where yellow has no field left for 13::
+
+      write 13 in   orange: o1 o2 o3 o4 o5 o6 o7 o8 o9
+                    purple: p2 p3 p4   p = pass (misthrow!)
+
+Bot names longer than the screen allows are cut (``player 1 (pretraine...``) on the
+screen and in the final table; the first line of the game names them in full.
+
+Up to two players a whole decision screen, the moves since your last answer included,
+fits 24 lines of 80 columns. With more players the sheets are compact (38 columns, two
+side by side, a pentagon field shown by a ``<`` before it) and the screen from the
+status line to the prompt fits 24 lines; the moves of the bots' turns above it scroll
+out of a 24-line terminal (a taller one shows them all). ``h`` lists every choice in
+full words, one per line: that list may be longer than the screen.
+
+Answer with a number, or a short form:
 
 ============================  ============================================
 input                         meaning
 ============================  ============================================
-``3``                         choice number 3
+``3``                         choice number 3 (at an entry: the third
+                              choice of the list ``h`` shows)
 ``y4`` / ``yellow 4``         write the value in yellow field 4
                               (fields count 1..9 from the left)
 ``p`` / ``pass``              pass (a misthrow when you are active)
 ``k`` / ``keep``              keep the roll
 ``r`` / ``reroll``            re-roll
-``s`` / ``sheets``            show the table again
-``h`` / ``help`` / ``?``      list the choices again
+``s`` / ``sheets``            show the screen again
+``h`` / ``help`` / ``?``      list every choice, numbered, in full words
 ``q`` / ``quit``              leave the game
 ============================  ============================================
 
 Anything else is answered with a short explanation and the same question; the game
 state does not change until a valid choice is made. End of input (Ctrl-D) and Ctrl-C
-leave cleanly with a message. At the end every player's scoring breakdown is printed
-(rows, the five pentagon columns, misthrows, total).
+leave cleanly with a message. At the end the sheets and every player's scoring
+breakdown are printed (rows, the five pentagon columns, misthrows, total) in a table of
+78 columns.
 
 ``--seed`` fixes the dice (or the deck) and the bots' own randomness, so the same seed
 and the same choices replay the same game.
@@ -46,11 +85,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import rules
+from . import rules, screen
 from .game import Game, IllegalActionError
 from .opponents import make_opponents
 from .parallel import GAMES
 from .spec import cards, dice
+from .spec.base import PASS
 
 __all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
 
@@ -141,8 +181,9 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
     """
     word = " ".join(text.lower().split())
     count = len(choices)
+    hint = "a field such as y4, or p" if _entry(choices) else f"a number from 1 to {count}"
     if not word:
-        raise ChoiceError(f"please type a number from 1 to {count} (h lists the choices)")
+        raise ChoiceError(f"please type {hint} (h lists the choices)")
     if word in _COMMANDS:
         return _COMMANDS[word]
     if word.isdecimal():
@@ -152,11 +193,17 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
         return choices[number - 1]
     action = _short_form(word, game)
     if action is None:
-        raise ChoiceError(f"{text.strip()!r} is not a choice: type a number from 1 to "
-                          f"{count} (h lists the choices, q quits)")
+        raise ChoiceError(f"{screen.ellipsize(text.strip(), 20)!r} is not a choice: type {hint} "
+                          f"(h lists the choices)")
     if action not in choices:
-        raise ChoiceError(f"{text.strip()!r} is not possible now (h lists the choices)")
+        raise ChoiceError(f"{screen.ellipsize(text.strip(), 20)!r} is not possible now (h lists "
+                          f"the choices)")
     return action
+
+
+def _entry(choices: Sequence[int]) -> bool:
+    """Whether ``choices`` are an entry's (writes and the pass; the writes come first)."""
+    return choices[0] < rules.NUM_CELLS or choices[0] == PASS
 
 
 def _short_form(word: str, game: Game) -> int | None:
@@ -211,6 +258,7 @@ class TerminalGame:
             if callable(getattr(bot, "reset", None)):
                 bot.reset(seed=int(seeds[k]))
         self.input_fn, self.print_fn = input_fn, print_fn
+        self._printed = 0  # lines shown since the last prompt: the screen's height so far
 
     def who(self, seat: int) -> str:
         """``"you"`` or ``"player 2 (expert)"``."""
@@ -219,31 +267,42 @@ class TerminalGame:
         bot = self.bots[seat]
         return f"player {seat} ({getattr(bot, 'name', type(bot).__name__)})"
 
+    def label(self, seat: int) -> str:
+        """:meth:`who`, cut to :data:`~qwinto_env.screen.LABEL_WIDTH` columns."""
+        return screen.ellipsize(self.who(seat), screen.LABEL_WIDTH)
+
+    def _out(self, text: str = "") -> None:
+        """Show ``text`` wrapped at 80 columns, counting the lines since the last prompt."""
+        for line in screen.wrap(text, " " * 6) if len(text) > screen.WIDTH else [text]:
+            self._printed += 1
+            self.print_fn(line)
+
     def play(self) -> int:
         """Play to the end (or until the person leaves); the exit status."""
-        out = self.print_fn
         names = ", ".join(self.who(s) for s in sorted(self.bots)) or "nobody (solo)"
-        out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
-        out("Fields count 1..9 from the left of each row (the XX gap is no field); "
-            "pentagons show as <..>.")
+        self._out(f"Qwinto {self.game.name}: you are player {self.seat}, against {names}.")
+        pentagons = "<..>" if self.game.num_players <= 2 else "<.."
+        self._out(f"Fields count 1..9 from the left of a row (XX: no field); pentagons "
+                  f"show as {pentagons}.")
         try:
             while not self.game.done:
                 self._step()
         except _Leave as leave:
-            out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
+            self._out(f"{leave} Game abandoned in turn {self.game.turn + 1}.")
             return leave.status
         except KeyboardInterrupt:  # at the prompt or while a bot thinks
-            out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
+            self._out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
             return 130
         except IllegalActionError as error:  # a faulty bot; the engine refused its move
-            out(f"error: a bot chose an illegal move ({error}); game stopped")
+            self._out(f"error: a bot chose an illegal move ({error}); game stopped")
             return 1
-        out("")
-        out(self.game.render())
-        out("")
-        for line in self.final_table():
-            out(line)
+        self._out("")
+        for line in screen.sheets(self.game, self._labels()) + [""] + self.final_table():
+            self._out(line)
         return 0
+
+    def _labels(self) -> list[str]:
+        return [self.label(s) for s in range(self.game.num_players)]
 
     def _step(self) -> None:
         game = self.game
@@ -268,6 +327,8 @@ class TerminalGame:
     def _event(self, seat: int, action: int, forced: bool) -> str | None:
         """What ``seat`` did, in words (before the step), or None when not worth a line."""
         game = self.game
+        if game.name == "cards" and action >= cards.SINGLE_FIRST:
+            return "play " + screen.play_words(game.hands[seat], game.tops(), action)
         if action != game.pass_action:
             return describe_action(game, seat, action)
         if game.public_info()["phase"] != "entry":
@@ -279,8 +340,8 @@ class TerminalGame:
 
     def _report(self, phase: str, actions: list[int], words: list[str | None]) -> None:
         game = self.game
-        if phase in ("choose", "play"):
-            self.print_fn("")  # a new turn starts: keep each turn's moves together
+        if phase in ("choose", "play") and self._printed:
+            self._out("")  # a new turn starts: keep each turn's moves together
         for seat, (action, text) in enumerate(zip(actions, words)):
             if text is None:
                 continue
@@ -289,63 +350,79 @@ class TerminalGame:
                 text += " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
             if phase == "entry" and action == game.pass_action and "misthrow" in text:
                 text += f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
-            self.print_fn(f"  {self.who(seat)}: {text}")
+            self._out(f"  {self.label(seat)}: {text}")
 
     def _show(self, legal: list[int]) -> None:
-        game, out = self.game, self.print_fn
-        out("")
-        out(game.render())
+        """The decision screen above the prompt: status, sheets, the compact menu."""
+        game = self.game
+        top = screen.status(game, self._labels(), self.seat) + screen.sheets(game, self._labels())
+        for line in top + self._menu(legal, screen.HEIGHT - self._printed - len(top) - 1):
+            self._out(line)
+
+    def _menu(self, legal: list[int], room: int) -> list[str]:
+        game = self.game
+        if _entry(legal):
+            return screen.entry_menu(game, legal, _pass_words(game, self.seat))
         if game.name == "cards":
-            out("your hand: " + ", ".join(cards.card_name(c) for c in game.hands[self.seat]))
-        self._list(legal)
+            return screen.play_menu(game, self.seat, legal, room)
+        return screen.columns([f"{n}) {describe_action(game, self.seat, a)}"
+                               for n, a in enumerate(legal, 1)])
+
+    def _prompt(self, legal: list[int]) -> str:
+        if _entry(legal):
+            return "your choice (y4 = yellow field 4, p = pass; h help, q quit): "
+        return f"your choice (1-{len(legal)}, h help, q quit): "
 
     def _list(self, legal: list[int]) -> None:
+        """Every choice in full words, numbered (may take more lines than the screen)."""
         for number, action in enumerate(legal, 1):
-            self.print_fn(f"  {number:2d}) {describe_action(self.game, self.seat, action)}")
+            self._out(f"  {number:2d}) {describe_action(self.game, self.seat, action)}")
 
     def _ask(self, legal: list[int]) -> int:
         """The person's choice among ``legal``; asks again until it is valid."""
         self._show(legal)
         while True:
             try:
-                text = self.input_fn(f"your choice (1-{len(legal)}, h help, q quit): ")
+                text = self.input_fn(self._prompt(legal))
             except EOFError:
                 raise _Leave("End of input.", 0) from None
+            self._printed = 0
             try:
                 choice = parse_choice(text, legal, self.game)
             except ChoiceError as error:
-                self.print_fn(f"  {error}")
+                self._out(f"  {error}")
                 continue
             if choice == "quit":
                 raise _Leave("You left.", 0)
             if choice == "sheets":
                 self._show(legal)
             elif choice == "help":
-                self.print_fn("  answer with a number, or: y4 / yellow 4 (write in yellow "
-                              "field 4), p(ass), k(eep), r(eroll), s(heets), q(uit)")
+                self._out("  answer with a number (as listed here), or: y4 / yellow 4 (write "
+                          "in yellow field 4), p(ass), k(eep), r(eroll), s(heets), q(uit)")
                 self._list(legal)
             else:
                 return int(choice)
 
     def final_table(self) -> list[str]:
-        """The scoring breakdown of every player, and the winner(s)."""
+        """The scoring breakdown of every player, and the winner(s); 78 columns."""
         game = self.game
         cols = " ".join(str(rules.CELL_COLUMN[pent]) for _, pent in rules.PENTAGON_COLUMNS)
+        name = screen.LABEL_WIDTH + 2
         lines = [f"Final scores (pentagons: the complete 3-field columns {cols} of the grid)",
-                 f"{'player':<22}{'orange':>7}{'yellow':>7}{'purple':>7}"
-                 f"{'pentagons':>22}{'misthrows':>10}{'total':>7}"]
+                 f"{'player':<{name}}{'orange':>7}{'yellow':>7}{'purple':>7}"
+                 f"{'pentagons':>16}{'misthrows':>10}{'total':>7}"]
         totals = []
         for seat in range(game.num_players):
             b = rules.score_breakdown(game.sheet(seat), game.misthrows[seat])
             pents = " ".join(f"{p:2d}" if p else " ." for p in b["pentagons"])
-            lines.append(f"{self.who(seat):<22}{b['rows'][0]:>7}{b['rows'][1]:>7}"
-                         f"{b['rows'][2]:>7}{pents:>22}{b['misthrows']:>10}{b['total']:>7}")
+            lines.append(f"{self.label(seat):<{name}}{b['rows'][0]:>7}{b['rows'][1]:>7}"
+                         f"{b['rows'][2]:>7}{pents:>16}{b['misthrows']:>10}{b['total']:>7}")
             totals.append(b["total"])
         if game.num_players > 1:
             best = max(totals)
-            winners = [self.who(s) for s, t in enumerate(totals) if t == best]
-            lines.append(("Winner: " if len(winners) == 1 else "Shared win: ")
-                         + ", ".join(winners) + f" with {best} points")
+            winners = [self.label(s) for s, t in enumerate(totals) if t == best]
+            lines += screen.wrap(("Winner: " if len(winners) == 1 else "Shared win: ")
+                                 + ", ".join(winners) + f" with {best} points", "  ")
         return lines
 
 

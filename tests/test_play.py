@@ -81,8 +81,9 @@ def test_card_game_shows_hand_and_stacks():
                          ["1"] * 400)
     text = script.text
     assert status == 0
-    assert "your hand: " in text and "stacks  [" in text
-    assert "play " in text and " onto the top-left stack: " in text
+    assert "your hand: " in text and "TL [" in text and "BR [" in text
+    assert "  card      onto TL       onto TR       onto BL       onto BR" in text
+    assert "you: play " in text and " on TL: " in text
     assert "player 1 (expert): play " in text
 
 
