@@ -7,10 +7,13 @@ import secrets
 from pathlib import Path
 from typing import Annotated, Any, Sequence
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import rules
 from ..parallel import GAMES
@@ -50,6 +53,33 @@ class Move(BaseModel):
     step: int = Field(ge=0, le=2**31)
 
 
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes gets 413 with a JSON detail
+    (FastAPI's own ``max_body_size`` answers a declared oversize in plain text)."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+        self.detail = f"the request body is over {limit} bytes"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = Headers(scope=scope).get("content-length", "0")
+        if not length.isdecimal() or int(length) > self.limit:
+            return await JSONResponse({"detail": self.detail}, 413)(scope, receive, send)
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.limit:  # a body sent in chunks, without a length
+                raise HTTPException(413, self.detail)
+            return message
+
+        await self.app(scope, limited, send)
+
+
 def _options(menu: BotMenu) -> dict[str, Any]:
     return {
         "games": {name: {"title": spec.title, "min_players": spec.min_players,
@@ -82,11 +112,18 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
     ValueError naming a bot that loads nowhere, or a bad ``max_games``.
     """
     menu, store = BotMenu(bots), GameStore(max_games)
-    app = FastAPI(title="Qwinto", docs_url=None, redoc_url=None, openapi_url=None,
-                  max_body_size=MAX_BODY_BYTES)
+    app = FastAPI(title="Qwinto", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES)
     app.state.menu, app.state.store = menu, store
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     options = _options(menu)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        # FastAPI's own answer echoes the input, which fails to encode for 1e400 (inf):
+        # a 500. Where and what is enough.
+        return JSONResponse({"detail": [{key: problem[key] for key in ("type", "loc", "msg")}
+                                        for problem in error.errors()]}, status_code=422)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

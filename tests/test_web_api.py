@@ -1,0 +1,276 @@
+"""The web server's JSON API (qwinto_env.web), driven as the page drives it: whole games
+against every shipped bot, reload, many games at once, a slow bot beside other games,
+stale and illegal moves, malformed and malicious requests, the record and its replay,
+the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from qwinto_env import rules
+from qwinto_env.opponents import opponent_loader, register_loader
+from qwinto_env.play import TerminalGame
+from qwinto_env.web import create_app, replay
+
+PAIRS = [("dice", "random"), ("dice", "greedy"), ("dice", "expert"),
+         ("dice", "pretrained:dice-2p"), ("cards", "random"), ("cards", "greedy"),
+         ("cards", "expert"), ("cards", "pretrained:cards-2p")]
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return TestClient(app)
+
+
+def new_game(client, **body):
+    body = {"game": "dice", "num_players": 2, "bots": ["random"], **body}
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def play_out(client, state, rng, moves=10**6):
+    """Move at random from ``legal`` until the end (or ``moves`` moves); the last state
+    and the indices of the choices made."""
+    picks = []
+    while not state["done"] and len(picks) < moves:
+        assert state["legal"], "a game in progress must offer the person a choice"
+        pick = rng.randrange(len(state["legal"]))
+        picks.append(pick)
+        response = client.post(f"/api/games/{state['id']}/move",
+                               json={"action": state["legal"][pick]["action"],
+                                     "step": state["step"]})
+        assert response.status_code == 200, response.text
+        state = response.json()
+    return state, picks
+
+
+def check_against_replay(client, state):
+    """The final table on the page equals the engine's scoring of the replayed record."""
+    record = client.get(f"/api/games/{state['id']}/record").json()
+    game = replay(record).game
+    assert game.done and state["done"]
+    for seat, shown in enumerate(state["final"]["players"]):
+        assert state["players"][seat]["cells"] == game.cells[seat]
+        assert {k: shown[k] for k in ("rows", "pentagons", "misthrows", "total")} == \
+            rules.score_breakdown(game.sheet(seat), game.misthrows[seat])
+    totals = game.scores()
+    assert state["final"]["winners"] == [s for s, t in enumerate(totals) if t == max(totals)]
+    assert record["scores"] == totals
+
+
+# -- whole games ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("game,bot", PAIRS)
+def test_whole_game_against_each_bot(client, game, bot):
+    state = new_game(client, game=game, bots=[bot], seed=11)
+    assert [p["name"] for p in state["players"]] == ["you", bot]
+    state, _ = play_out(client, state, random.Random(game + bot))
+    check_against_replay(client, state)
+    assert any(e["who"] == f"player 1 ({bot})" for e in state["events"])
+
+
+def test_three_players_person_in_the_middle(client):
+    state = new_game(client, game="cards", num_players=3, bots=["greedy", "expert"],
+                     seat=1, start_player=2, seed=5)
+    assert [p["name"] for p in state["players"]] == ["expert", "you", "greedy"]
+    assert state["hand"] and len(state["hand"]) <= 3
+    state, _ = play_out(client, state, random.Random(3))
+    check_against_replay(client, state)
+
+
+def test_solo_game(client):
+    state = new_game(client, num_players=1, bots=[], seed=2)
+    state, _ = play_out(client, state, random.Random(2))
+    check_against_replay(client, state)
+    assert state["final"]["winners"] == [0]
+
+
+@pytest.mark.parametrize("game,bots", [("dice", "expert,greedy"), ("cards", "greedy")])
+def test_events_say_what_the_terminal_game_says(client, game, bots):
+    """The same seed and the same choices in ``python -m qwinto_env.play`` show the same
+    game: its move lines are the page's events."""
+    names = bots.split(",")
+    state = new_game(client, game=game, num_players=3, bots=names, seed=21)
+    state, picks = play_out(client, state, random.Random(21))
+    lines = []
+    TerminalGame(game, names, num_players=3, seed=21,
+                 input_fn=lambda prompt, answers=iter(picks): str(next(answers) + 1),
+                 print_fn=lambda text="": lines.extend(str(text).split("\n"))).play()
+    moves = [m.groups() for m in map(re.compile(r"^  (you|player \d \(.+?\)): (.+)$").match,
+                                     lines) if m]
+    assert moves == [(e["who"], e["text"]) for e in state["events"]]
+
+
+def test_the_hand_is_the_persons_own(client):
+    state = new_game(client, game="cards", bots=["random"], seed=8)
+    state, _ = play_out(client, state, random.Random(8), moves=5)
+    record = client.get(f"/api/games/{state['id']}/record").json()
+    game = replay(record).game
+    assert [c["card"] for c in state["hand"]] == [
+        f"{c} {v}" for c, v in game.private_info(0)["hand"]]
+    assert [s["card"] for s in state["stacks"]] == [f"{c} {v}" for c, v in
+                                                    game.public_info()["stacks"]]
+
+
+def test_options_list_the_bots_that_load(client):
+    options = client.get("/api/options").json()
+    assert options["bots"]["dice"]["2"] == ["random", "greedy", "expert", "pretrained:dice-2p"]
+    assert options["bots"]["dice"]["3"] == ["random", "greedy", "expert"]
+    assert options["bots"]["cards"]["2"][-1] == "pretrained:cards-2p"
+    assert options["bots"]["cards"]["1"] == []
+    assert options["games"]["cards"]["max_players"] == 4
+    assert options["layout"]["field_columns"][2][0] == rules.FIELD_COLUMNS[2][0]
+
+
+# -- reload, record ------------------------------------------------------------------------
+
+def test_reload_returns_the_same_state(client):
+    state = new_game(client, seed=4)
+    for _ in range(6):
+        assert client.get(f"/api/games/{state['id']}").json() == state
+        state, _ = play_out(client, state, random.Random(4), moves=1)
+    assert client.get(f"/api/games/{state['id']}").json() == state
+
+
+def test_record_download(client):
+    state = new_game(client, game="cards", seed=9)
+    state, _ = play_out(client, state, random.Random(9), moves=4)
+    response = client.get(f"/api/games/{state['id']}/record")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["content-disposition"] == \
+        f'attachment; filename="qwinto-cards-{state["id"]}.json"'
+    record = response.json()
+    assert record["format"] == "qwinto-game-record" and record["version"] == 1
+    assert len(record["actions"]) == state["step"] and not record["done"]
+    assert replay(record).game.scores() == [p["score"] for p in state["players"]]
+
+
+def test_replay_refuses_a_broken_record(client):
+    state = new_game(client, seed=1)
+    record = client.get(f"/api/games/{state['id']}/record").json()
+    with pytest.raises(ValueError, match="format"):
+        replay({**record, "format": "other"})
+    with pytest.raises(ValueError, match="lacks seed"):
+        replay({k: v for k, v in record.items() if k != "seed"})
+    with pytest.raises(ValueError, match="step 0 .* 1 actions, expected 2"):
+        replay({**record, "actions": [[29]]})
+
+
+# -- refused moves leave the game as it was -----------------------------------------------
+
+def refused(client, game_id, method, path, status, match, **kwargs):
+    before = client.get(f"/api/games/{game_id}").json()
+    response = client.request(method, path, **kwargs)
+    assert response.status_code == status, response.text
+    assert re.search(match, str(response.json()["detail"])), response.text
+    assert client.get(f"/api/games/{game_id}").json() == before
+
+
+def test_stale_and_double_moves_are_refused(client):
+    state = new_game(client, seed=6)
+    path = f"/api/games/{state['id']}/move"
+    body = {"action": state["legal"][0]["action"], "step": state["step"]}
+    after = client.post(path, json=body).json()
+    refused(client, state["id"], "POST", path, 409, "stale", json=body)  # the double click
+    refused(client, state["id"], "POST", path, 409, "stale",
+            json={"action": after["legal"][0]["action"], "step": after["step"] + 1})
+
+
+def test_illegal_actions_are_refused(client):
+    state = new_game(client, seed=7)
+    path, step = f"/api/games/{state['id']}/move", state["step"]
+    legal = {c["action"] for c in state["legal"]}
+    illegal = next(a for a in range(100) if a not in legal)
+    refused(client, state["id"], "POST", path, 422, "not legal for you now",
+            json={"action": illegal, "step": step})
+    refused(client, state["id"], "POST", path, 422, "out of range",
+            json={"action": 5000, "step": step})
+
+
+def test_a_finished_game_takes_no_move(client):
+    state, _ = play_out(client, new_game(client, seed=3), random.Random(3))
+    refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", 409, "is over",
+            json={"action": 0, "step": state["step"]})
+
+
+@pytest.mark.parametrize("method,path", [("GET", ""), ("GET", "/record"), ("POST", "/move")])
+def test_unknown_game_ids(client, method, path):
+    response = client.request(method, f"/api/games/nosuchgame{path}",
+                              json={"action": 0, "step": 0})
+    assert response.status_code == 404
+    assert "unknown game id 'nosuchgame'" in response.json()["detail"]
+
+
+BAD_GAMES = [
+    ({"game": "chess"}, 422, "unknown game 'chess'"),
+    ({"num_players": 7}, 422, "num_players"),
+    ({"game": "cards", "num_players": 5}, 422, "num_players must be an integer in 1..4"),
+    ({"num_players": 3, "bots": ["pretrained:dice-2p"]}, 422,
+     "bot 'pretrained:dice-2p' is not offered .* 3 players; offered: random, greedy, expert$"),
+    ({"bots": ["pretrained:cards-2p"]}, 422, "not offered .*dice game"),
+    ({"bots": ["../../etc/passwd"]}, 422, "bot '../../etc/passwd' is not offered"),
+    ({"bots": ["/tmp/x.pt"]}, 422, "is not offered"),
+    ({"bots": ["pretrained:../x"]}, 422, "is not offered"),
+    ({"num_players": 4, "bots": ["random", "random"]}, 422, "expected one name .* or 3"),
+    ({"num_players": 1, "bots": ["random"]}, 422, "none \\(solo only\\)"),
+    ({"num_players": 3, "bots": []}, 422, "expected one name"),
+    ({"seat": 2}, 422, "seat must be a seat in 0..1"),
+    ({"start_player": 3}, 422, "start_player must be a seat in 0..1"),
+    ({"seed": -1}, 422, "seed"), ({"seed": 2**64}, 422, "seed"), ({"seed": 1.5}, 422, "seed"),
+    ({"seed": "7"}, 422, "seed"), ({"seed": True}, 422, "seed"),
+    ({"num_players": 2.0}, 422, "num_players"), ({"num_players": "2"}, 422, "num_players"),
+    ({"extra": 1}, 422, "extra"), ({"bots": "random"}, 422, "bots"),
+]
+
+
+@pytest.mark.parametrize("change,status,match", BAD_GAMES)
+def test_bad_new_games_are_refused(app, client, change, status, match):
+    held = len(app.state.store)
+    response = client.post("/api/games", json={"game": "dice", "num_players": 2,
+                                               "bots": ["random"], **change})
+    assert response.status_code == status, response.text
+    assert re.search(match, str(response.json()["detail"])), response.text
+    assert len(app.state.store) == held
+
+
+BAD_MOVES = [
+    (b'{"action": 0', 422, "JSON decode"), (b"[]", 422, "valid dictionary"),
+    (b'{"action": true, "step": 0}', 422, "valid integer"),
+    (b'{"action": 1.0, "step": 0}', 422, "valid integer"),
+    (b'{"action": "1", "step": 0}', 422, "valid integer"),
+    (b'{"action": 1}', 422, "step.*Field required"),
+    (b'{"action": 1, "step": 0, "x": 1}', 422, "Extra inputs"),
+    (b'{"action": 1e400, "step": 0}', 422, "action"),
+    (b'{"action": 99999999999999999999999999, "step": 0}', 422, "less than or equal"),
+    (b"[" * 5000 + b"]" * 5000, 400, "error parsing the body"),
+    (b'{"action": 0, "step": 0, "pad": "' + b"x" * 20_000 + b'"}', 413, "body is over 16384 bytes"),
+]
+
+
+@pytest.mark.parametrize("content,status,match", BAD_MOVES)
+def test_malformed_move_bodies(client, content, status, match):
+    state = new_game(client, seed=12)
+    refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", status, match,
+            content=content, headers={"content-type": "application/json"})
+
+
+def test_a_body_that_is_not_json_is_refused(client):
+    state = new_game(client, seed=13)
+    refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", 422, "",
+            content=b'{"action": 0, "step": 0}', headers={"content-type": "text/plain"})
