@@ -274,3 +274,117 @@ def test_a_body_that_is_not_json_is_refused(client):
     state = new_game(client, seed=13)
     refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", 422, "",
             content=b'{"action": 0, "step": 0}', headers={"content-type": "text/plain"})
+
+
+# -- many games, a slow bot, eviction -------------------------------------------------------
+
+def test_twenty_interleaved_games_stay_intact(app, client):
+    kinds = [("dice", 2, ["expert"]), ("cards", 2, ["greedy"]), ("dice", 4, ["random"]),
+             ("cards", 3, ["random", "expert"])]
+    states = [new_game(client, game=g, num_players=n, bots=b, seed=i)
+              for i, (g, n, b) in enumerate(kinds * 5)]
+    rngs = [random.Random(i) for i in range(len(states))]
+    while not all(s["done"] for s in states):
+        for i, state in enumerate(states):
+            assert client.get(f"/api/games/{state['id']}").json() == state
+            states[i], _ = play_out(client, state, rngs[i], moves=1)
+    for state in states:
+        check_against_replay(client, state)
+    assert len({s["id"] for s in states}) == 20 and app.state.store.peak >= 20
+
+
+class SlowBot:
+    """Takes ``delay`` seconds over each choice (the lowest legal action); ``thinking``
+    is set while it sleeps."""
+    name = "slow"
+
+    def __init__(self, delay):
+        self.delay, self.thinking = delay, threading.Event()
+
+    def act(self, observation, mask):
+        self.thinking.set()
+        time.sleep(self.delay)
+        self.thinking.clear()
+        return int(np.flatnonzero(mask)[0])
+
+
+@pytest.fixture
+def slow_app():
+    """An app offering ``slow`` (a :class:`SlowBot` of 1.5 s, shared: ``app.slow``) and
+    ``random``, through a loader registered as a user would."""
+    shipped, bot = opponent_loader(), SlowBot(0.0)
+
+    def loader(spec, game, num_players):
+        return bot if spec == "slow" else shipped(spec, game=game, num_players=num_players)
+
+    register_loader(loader)
+    try:
+        app = create_app(bots=["slow", "random"])
+    finally:
+        register_loader(None)
+    bot.delay, app.slow = 1.5, bot
+    return app
+
+
+def test_a_slow_bot_blocks_no_other_game(slow_app):
+    async def timed(call):
+        start = time.perf_counter()
+        response = await call
+        return response, time.perf_counter() - start
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=slow_app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            body = {"game": "dice", "num_players": 2, "seed": 1}
+            slow = (await http.post("/api/games", json={**body, "bots": ["slow"]}))
+            assert slow.status_code == 201, slow.text
+            slow = slow.json()
+            quick = (await http.post("/api/games", json={**body, "bots": ["random"]})).json()
+            while slow["phase"] != "entry":  # roll, keep: the bot does not think yet
+                slow = (await http.post(f"/api/games/{slow['id']}/move", json={
+                    "action": slow["legal"][-1]["action"], "step": slow["step"]})).json()
+            entry = asyncio.create_task(timed(http.post(
+                f"/api/games/{slow['id']}/move",
+                json={"action": slow["legal"][-1]["action"], "step": slow["step"]})))
+            await asyncio.to_thread(slow_app.slow.thinking.wait, 5)
+            others = await asyncio.gather(
+                timed(http.get(f"/api/games/{quick['id']}")),
+                timed(http.post(f"/api/games/{quick['id']}/move", json={
+                    "action": quick["legal"][0]["action"], "step": quick["step"]})),
+                timed(http.get(f"/api/games/{slow['id']}")),
+                timed(http.post(f"/api/games/{slow['id']}/move", json={
+                    "action": slow["legal"][0]["action"], "step": slow["step"]})))
+            busy_while = not entry.done()
+            return slow, others, await entry, busy_while
+
+    slow, others, (entry, entry_s), busy_while = asyncio.run(scenario())
+    (get_quick, get_s), (move_quick, move_s), (get_slow, _), (again, _) = others
+    assert busy_while and entry.status_code == 200 and entry_s >= 1.5
+    assert get_quick.status_code == move_quick.status_code == 200
+    assert get_s < 1.0 and move_s < 1.0, (get_s, move_s)
+    assert get_slow.json() == slow  # the snapshot: no half-made step, no wait
+    assert again.status_code == 409 and "busy" in again.json()["detail"]
+
+
+def test_the_least_recently_used_finished_game_is_evicted_first():
+    app = create_app(bots=["random"], max_games=3)
+    client = TestClient(app)
+    a, b, c = (new_game(client, seed=i) for i in range(3))
+    play_out(client, b, random.Random(0))
+    client.get(f"/api/games/{a['id']}")
+    new_game(client, seed=3)  # evicts b, the finished one, though c is used less lately
+    assert client.get(f"/api/games/{b['id']}").status_code == 404
+    assert c["id"] in app.state.store  # (a GET would make c the most recently used)
+    new_game(client, seed=4)  # none finished: evicts c, the least recently used
+    assert client.get(f"/api/games/{c['id']}").status_code == 404
+    assert client.get(f"/api/games/{a['id']}").status_code == 200
+    assert len(app.state.store) == app.state.store.peak == 3
+
+
+def test_bad_server_configurations():
+    with pytest.raises(ValueError, match="bot 'nobody' loads for no game"):
+        create_app(bots=["random", "nobody"])
+    with pytest.raises(ValueError, match="listed twice"):
+        create_app(bots=["random", "random"])
+    with pytest.raises(ValueError, match="max_games must be a positive integer"):
+        create_app(bots=["random"], max_games=0)

@@ -101,7 +101,7 @@ def _new_game(menu: BotMenu, body: NewGame, game_id: str) -> WebGame:
     bots = menu.seat_bots(body.game, n, body.bots)
     seed = secrets.randbelow(2**32) if body.seed is None else body.seed
     return WebGame(game_id, body.game, n, bots, seat=body.seat, seed=seed,
-                   start_player=body.start_player)
+                   start_player=body.start_player, make=menu.make)
 
 
 def create_app(bots: Sequence[str] = DEFAULT_BOTS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..opponents import make_opponents
+from ..opponents import opponent_loader
 from ..parallel import GAMES
 from ..spec import SPECS
 
@@ -22,14 +22,15 @@ DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:
 class BotMenu:
     """Per game and player count, the configured bot names that load there.
 
-    ``make(names, game, num_players)`` builds agents (default:
-    :func:`qwinto_env.opponents.make_opponents`). Raises ValueError naming a bot that
-    is listed twice, is not a non-empty string, or loads for no game and player count
-    (with the loader's reason).
+    ``loader(name, game=..., num_players=...)`` builds an agent (default: the
+    :func:`~qwinto_env.opponents.opponent_loader` registered or installed now; later
+    registrations do not change a running server). Raises ValueError naming a bot that is
+    listed twice, is not a non-empty string, or loads for no game and player count (with
+    the loader's reason).
     """
 
     def __init__(self, names: Sequence[str] = DEFAULT_BOTS,
-                 make: Callable[..., list[Any]] = make_opponents):
+                 loader: Callable[..., Any] | None = None):
         names = list(names)
         for name in names:
             if not isinstance(name, str) or not name.strip():
@@ -37,7 +38,7 @@ class BotMenu:
             if names.count(name) > 1:
                 raise ValueError(f"bot {name!r} is listed twice")
         self.names = names
-        self.make = make
+        self.loader = loader or opponent_loader()
         self._offered: dict[str, dict[int, list[str]]] = {
             game: {n: [] for n in SPECS[game].player_counts} for game in GAMES}
         for name in names:
@@ -58,6 +59,10 @@ class BotMenu:
         if not any(name in offered for counts in self._offered.values()
                    for offered in counts.values()):
             raise ValueError(f"bot {name!r} loads for no game and player count: {errors[0]}")
+
+    def make(self, names: Sequence[str], game: str, num_players: int) -> list[Any]:
+        """A new agent for each name of ``names``, for ``game`` with ``num_players``."""
+        return [self.loader(name, game=game, num_players=num_players) for name in names]
 
     def offered(self, game: str, num_players: int) -> list[str]:
         """The names offered for ``game`` with ``num_players`` seats (a copy)."""

@@ -10,7 +10,7 @@ last change, so they never wait for a bot and never see a half-made step.
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -87,7 +87,8 @@ def play_step(game: Game, actions: Sequence[int]) -> list[tuple[int, str]]:
 
 class WebGame:
     """A person at ``seat`` against the bots named by ``bots`` (one name per other seat,
-    the k-th sits k seats after the person, as in the terminal game).
+    the k-th sits k seats after the person, as in the terminal game), built by
+    ``make(bots, game, num_players)`` (default :func:`~qwinto_env.opponents.make_opponents`).
 
     ``seed`` (a non-negative int) derives the engine's seed and each bot's, as
     ``python -m qwinto_env.play --seed`` does, so the same seed deals the same game
@@ -96,7 +97,8 @@ class WebGame:
     """
 
     def __init__(self, game_id: str, game: str, num_players: int, bots: Sequence[str],
-                 seat: int = 0, seed: int = 0, start_player: int = 0):
+                 seat: int = 0, seed: int = 0, start_player: int = 0,
+                 make: Callable[..., list[Any]] = make_opponents):
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
         n = SPECS[game].check_num_players(num_players)
@@ -112,7 +114,7 @@ class WebGame:
         self.start_player, self.engine_seed = start_player, seeds[0]
         self.names, self.bot_seeds = [PERSON] * n, [None] * n
         self.bots: dict[int, Any] = {}
-        for k, (name, bot) in enumerate(zip(bots, make_opponents(list(bots), game, n)), 1):
+        for k, (name, bot) in enumerate(zip(bots, make(list(bots), game, n)), 1):
             other = (seat + k) % n
             self.bots[other], self.names[other], self.bot_seeds[other] = bot, name, seeds[k]
             if callable(getattr(bot, "reset", None)):

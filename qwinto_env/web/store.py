@@ -39,6 +39,10 @@ class GameStore:
     def __len__(self) -> int:
         return len(self._games)
 
+    def __contains__(self, game_id: str) -> bool:
+        """Whether ``game_id`` is held (without making it the most recently used)."""
+        return game_id in self._games
+
     def add(self, make: Callable[[str], WebGame]) -> WebGame:
         """The game ``make(new_id)`` builds (outside the lock: it loads bots), now held."""
         game = make(secrets.token_urlsafe(16))
