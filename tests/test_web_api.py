@@ -388,3 +388,170 @@ def test_bad_server_configurations():
         create_app(bots=["random", "random"])
     with pytest.raises(ValueError, match="max_games must be a positive integer"):
         create_app(bots=["random"], max_games=0)
+
+
+# -- fuzz: bad and malicious requests against a real server --------------------------------
+
+@pytest.fixture(scope="module")
+def server(app):
+    """The module's app served by uvicorn on a free localhost port, in a thread: its URL."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    for _ in range(100):
+        if uv.started:
+            break
+        time.sleep(0.05)
+    yield url
+    uv.should_exit = True
+    thread.join(10)
+
+
+JUNK = [None, True, False, 0, -1, 1.5, 1e308, 2**64, -2**70, "", "x" * 300, "1",
+        "../../etc/passwd", [], [1, 2], {}, {"a": {"b": [None]}}, "\u0000", "🎲"]
+BOT_PATHS = ["../../etc/passwd", "/tmp/x.pt", "pretrained:../x", "pretrained:/etc/passwd",
+             "lookahead:pretrained:dice-2p", "agents/pretrained/dice-2p.pt", "C:\\x.pt",
+             "expert\u0000", "EXPERT", " random", "file:///etc/passwd"]
+
+
+def bad_create(rng):
+    body = {"game": rng.choice(["dice", "cards"]), "num_players": 2, "bots": ["random"]}
+    spoil = rng.randrange(4)
+    if spoil == 0:
+        body["bots"] = [rng.choice(BOT_PATHS)]
+    elif spoil == 1:
+        body[rng.choice(["game", "num_players", "bots", "seat", "seed"])] = \
+            rng.choice([j for j in JUNK if j not in (0, {}, [])])
+    elif spoil == 2:
+        body[rng.choice(["action", "step", "id", "__proto__", "Game"])] = rng.choice(JUNK)
+    else:
+        return {"json": rng.choice([[body], "dice", 7, None])}
+    return {"json": body}
+
+
+def bad_move(rng, state):
+    """A move the game must refuse: stale or out of turn, illegal, or malformed."""
+    legal = [c["action"] for c in state["legal"]] or [0]
+    kind = rng.randrange(4)
+    if kind == 0:  # out of turn: a legal action at another step
+        step = state["step"] + rng.choice([-3, -1, 1, 2, 10**6]) if state["step"] else 1
+        return {"json": {"action": rng.choice(legal), "step": step}}
+    if kind == 1:
+        return {"json": {"action": rng.choice([a for a in range(200) if a not in legal] +
+                                              [2**31, 2**40, -5]), "step": state["step"]}}
+    if kind == 2:
+        return {"json": {"action": rng.choice(JUNK), "step": rng.choice([state["step"], *JUNK])}}
+    return {"content": rng.choice([b"", b"{", b"null", b'{"action":1,,}', b"\xff\xfe",
+                                   b'{"action": 1, "step": 0}' * 2000]),
+            "headers": {"content-type": rng.choice(["application/json", "text/plain"])}}
+
+
+def bad_request(rng, states):
+    """One (method, path, request keywords) that the server must answer with a 4xx."""
+    ids = [s["id"] for s in states]
+    state = rng.choice(states)
+    kind = rng.randrange(8)
+    if kind == 0:
+        return "POST", "/api/games", bad_create(rng)
+    if kind == 1:
+        return "POST", f"/api/games/{state['id']}/move", bad_move(rng, state)
+    if kind == 2:
+        unknown = ["x", "0" * 22, "..%2F..%2Fetc%2Fpasswd", "%00", "a" * 3000, ids[0][:-1],
+                   "Z" + ids[0][1:] if ids[0][0] != "Z" else "Y" + ids[0][1:]]
+        return (rng.choice(["GET", "POST"]), f"/api/games/{rng.choice(unknown)}"
+                f"{rng.choice(['', '/move', '/record'])}", {"json": {"action": 0, "step": 0}})
+    if kind == 3:  # wrong methods
+        return (rng.choice(["PUT", "DELETE", "PATCH"]),
+                rng.choice(["/api/games", f"/api/games/{state['id']}", "/api/options",
+                            f"/api/games/{state['id']}/move"]), {"json": {}})
+    if kind == 4:
+        return "GET", f"/api/games/{state['id']}/move", {}
+    if kind == 5:  # nested deeper than the JSON parser goes
+        return ("POST", rng.choice(["/api/games", f"/api/games/{state['id']}/move"]),
+                {"content": b"[" * rng.choice([10, 5000, 16000]),
+                 "headers": {"content-type": "application/json"}})
+    if kind == 6:  # oversized, declared or sent in chunks
+        big = b" " * 17000 + b"{}"
+        return "POST", "/api/games", {"content": rng.choice([big, iter([big[:9000], big[9000:]])]),
+                                      "headers": {"content-type": "application/json"}}
+    return "GET", rng.choice(["/static/../../etc/passwd", "/static/%2e%2e/app.py",
+                              "/static/..%2F__init__.py", "/api/../../etc/passwd",
+                              "/api/nothing"]), {}
+
+
+def test_fuzz_bad_and_malicious_requests(client, server):
+    """240 bad requests to a real server: each answered 4xx with a JSON detail, no game
+    changed, the server still up and the games still playable."""
+    rng = random.Random(2026)
+    states = [new_game(client, game=g, bots=[b], seed=i) for i, (g, b) in enumerate(PAIRS)]
+    states[0], _ = play_out(client, states[0], rng)  # a finished game too
+    states[1], _ = play_out(client, states[1], rng, moves=3)
+    with httpx.Client(base_url=server, timeout=30) as http:
+        for _ in range(240):
+            method, path, kwargs = bad_request(rng, states)
+            response = http.request(method, path, **kwargs)
+            assert 400 <= response.status_code < 500, (method, path, kwargs, response.text)
+            assert response.json()["detail"], (method, path, response.text)
+        for state in states:
+            assert http.get(f"/api/games/{state['id']}").json() == state
+    for state in states[1:3]:
+        check_against_replay(client, play_out(client, state, rng)[0])
+
+
+# -- the command line ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv,match", [
+    (["--port", "70000"], "--port: must be an integer in 0..65535"),
+    (["--port", "x"], "--port: must be an integer"),
+    (["--max-games", "0"], "--max-games: must be a positive integer"),
+    (["--bots", "random,,expert"], "--bots: must be comma-separated bot names"),
+    (["--colour", "red"], "unrecognized arguments"),
+])
+def test_cli_argument_errors(capsys, argv, match):
+    from qwinto_env.web.__main__ import main
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--bots", "random,../../etc/passwd"], "error: bot '../../etc/passwd' loads for no game"),
+    (["--host", "no-such-host.invalid"], "error: cannot listen on no-such-host.invalid:8000"),
+])
+def test_cli_refuses_what_cannot_serve(capsys, argv, match):
+    from qwinto_env.web.__main__ import main
+    assert main(argv) == 2 and match in capsys.readouterr().err
+
+
+def test_cli_starts_on_a_free_port_and_prints_its_address(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "qwinto_env.web", "--port", "0", "--bots", "random,expert"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    try:
+        line = process.stdout.readline()
+        match = re.fullmatch(r"Qwinto: open (http://127\.0\.0\.1:(\d+)/) in a browser\n", line)
+        assert match and match.group(2) != "0", line
+        for _ in range(200):
+            try:
+                options = httpx.get(match.group(1) + "api/options", timeout=5).json()
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert options["bots"]["dice"]["2"] == ["random", "expert"]
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -115,7 +115,8 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
     app = FastAPI(title="Qwinto", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES)
     app.state.menu, app.state.store = menu, store
-    app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    if STATIC.is_dir():  # (a missing folder would make every /static request a 500)
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
     options = _options(menu)
 
     @app.exception_handler(RequestValidationError)
