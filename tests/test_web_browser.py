@@ -139,6 +139,7 @@ def save_screenshot(driver, game: str) -> None:
     folder = os.environ.get("QWINTO_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.execute_script("window.scrollTo(0, 0)")  # clicking scrolled to the sheets
         driver.save_screenshot(str(Path(folder) / f"{game}-end.png"))
 
 

@@ -191,7 +191,7 @@ async function playEvents(events, atOnce) {
     const item = el("li", { class: e.seat === game.seat ? "mine" : "" });
     item.append(el("span", { class: "turn" }, `${e.turn + 1}`), el("b", {}, `${e.who}: `), e.text);
     $("log").append(item);
-    item.scrollIntoView({ block: "nearest" });
+    $("log-panel").scrollTop = $("log-panel").scrollHeight;  // not scrollIntoView: it moves the page
   }
 }
 
@@ -206,8 +206,8 @@ function draw(state) {
 
 function drawSituation(state) {
   const active = state.active === state.seat ? "you are" : `player ${state.active} is`;
-  const parts = [`${state.game === "dice" ? "Dice" : "Card"} game`, `turn ${state.turn + 1}`,
-                 `${active} active`, `phase: ${state.phase}`];
+  const parts = [`${state.game === "dice" ? "Dice" : "Card"} game`, `turn ${state.turn + 1}`];
+  if (!state.done) parts.push(`${active} active`, `phase: ${state.phase}`);
   if (state.value !== null) parts.push(`write ${state.value} in ${state.colours.join(" or ") || "no row"}`);
   $("situation").textContent = parts.join(" · ");
   if (state.done) say("The game is over.");
@@ -225,9 +225,9 @@ function drawRoll(roll) {
 }
 
 function cardNode(card, caption) {
-  const node = el("div", { class: `card ${card.colour}`, "aria-label": `${caption}: ${card.card}` });
-  node.append(el("span", { class: "value" }, String(card.value)),
-              el("span", { class: "colour-name" }, card.colour), el("span", { class: "caption" }, caption));
+  const node = el("div", { class: `card ${card.colour}`, "aria-label": caption ? `${caption}: ${card.card}` : card.card });
+  node.append(el("span", { class: "value" }, String(card.value)), el("span", { class: "colour-name" }, card.colour));
+  if (caption) node.append(el("span", { class: "caption" }, caption));
   return node;
 }
 
@@ -237,7 +237,7 @@ function drawCards(state) {
   $("stacks").replaceChildren(el("span", { class: "caption" }, "Stacks"),
                               ...state.stacks.map((s) => cardNode(s, s.name)));
   $("hand").replaceChildren(el("span", { class: "caption" }, "Your hand"),
-                            ...state.hand.map((c) => cardNode(c, "hand")));
+                            ...state.hand.map((c) => cardNode(c, "")));
 }
 
 function drawMoves(state) {
@@ -263,7 +263,7 @@ function drawSheets(state) {
 function sheetNode(player, writable, state) {
   const mine = player.seat === state.seat;
   const title = mine ? `You (player ${player.seat})` : `Player ${player.seat} (${player.name})`;
-  const node = el("section", { class: `sheet${mine ? " mine" : ""}${state.active === player.seat ? " active" : ""}`,
+  const node = el("section", { class: `sheet${mine ? " mine" : ""}${state.active === player.seat && !state.done ? " active" : ""}`,
                                "data-testid": `sheet-${player.seat}`, "aria-label": `score sheet of ${title}` });
   const grid = el("div", { class: "grid" });
   options.layout.rows.forEach((row, r) => grid.append(...rowNodes(player, r, row, writable)));
@@ -291,7 +291,7 @@ function fieldNode(player, r, f, move) {
   const pentagon = layout.pentagons.includes(cell);
   const value = player.cells[cell];
   const label = `${row} field ${f + 1}${pentagon ? " (pentagon)" : ""}: ${value || "empty"}`;
-  const attrs = { class: `field ${row}${pentagon ? " pentagon" : ""}`, "aria-label": label,
+  const attrs = { class: `field ${row}${pentagon ? " pentagon" : ""}${value ? " filled" : ""}`, "aria-label": label,
                   style: `grid-row:${r + 1};grid-column:${layout.field_columns[r][f] + 2}`,
                   "data-cell": String(cell) };
   if (!move) return el("span", attrs, value ? String(value) : "");
