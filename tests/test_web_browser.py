@@ -116,7 +116,9 @@ def start_game(driver, base: str, game: str, seed: int) -> str:
 def click_a_move(driver, rng: random.Random) -> None:
     moves = driver.find_elements(By.CSS_SELECTOR, '[data-testid="legal-move"]')
     assert moves, "a game in progress must show the person a legal move"
-    rng.choice(moves).click()
+    writes = [m for m in moves if m.get_attribute("data-kind") == "write"]
+    # mostly a field when there is one, as a person would (random clicks misthrow at once)
+    rng.choice(writes if writes and rng.random() < 0.9 else moves).click()
     settle(driver)
 
 
@@ -184,3 +186,26 @@ def check_second_tab(driver, base: str, game: str, game_id: str, rng: random.Ran
     driver.refresh()
     assert settle(driver) == "ready"
     assert snapshot(driver) == before
+
+
+def test_a_stale_tab_shows_the_error_and_the_game_as_it_is(server, browser):
+    rng = random.Random("stale")
+    start_game(browser, server, "dice", seed=7)
+    url, first = browser.current_url, browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(url)
+    assert settle(browser) == "ready"
+    click_a_move(browser, rng)
+    now = snapshot(browser)
+    browser.switch_to.window(first)
+    click_a_move(browser, rng)  # chosen at the old step
+    assert "stale" in by_testid(browser, "error").text
+    assert snapshot(browser)["step"] == now["step"]
+    assert snapshot(browser)["sheets"] == now["sheets"]
+
+
+def test_an_unknown_game_id_offers_a_new_game(server, browser):
+    browser.get(server + "?game=no-such-game")
+    assert settle(browser) == "idle"
+    assert "no-such-game" in by_testid(browser, "error").text
+    assert by_testid(browser, "start").is_displayed()

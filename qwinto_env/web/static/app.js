@@ -2,9 +2,10 @@
 // moves), the move log and the final scoring. It speaks the JSON API of qwinto_env.web;
 // every game fact (rows, grid, pentagons, bots, player limits) comes from /api/options.
 //
-// Test hooks: data-testid on the controls, data-action on every legal move, and
-// document.body.dataset.step (the shown state's step) and document.body.dataset.state: "idle" (start form), "busy" (a request or the move
-// animation runs), "ready" (waiting for the person), "done" (the game is over).
+// Test hooks: data-testid on the controls, data-action on every legal move,
+// document.body.dataset.step (the step of the state shown) and document.body.dataset.state:
+// "idle" (the start form), "busy" (a request or the move animation runs), "ready" (waiting
+// for the person), "done" (the game is over).
 "use strict";
 
 const EVENT_DELAY_MS = 300;
@@ -30,7 +31,9 @@ function showError(text) {
 
 function detailText(body, status) {
   const detail = body && body.detail;
-  if (Array.isArray(detail)) return detail.map((d) => `${(d.loc || []).join(".")}: ${d.msg}`).join("; ");
+  if (Array.isArray(detail)) {  // FastAPI's schema errors: where and what
+    return detail.map((d) => `${(d.loc || []).join(".")}: ${d.msg}`).join("; ");
+  }
   return detail ? String(detail) : `the server answered ${status}`;
 }
 
@@ -81,7 +84,8 @@ function botSelect(seat, bots) {
   const old = document.querySelector(`[data-testid="bot-select-${seat}"]`);
   const select = el("select", { "data-testid": `bot-select-${seat}`, "data-seat": String(seat) });
   fillSelect(select, bots);
-  const preferred = bots.find((b) => b.startsWith("pretrained:")) || bots.find((b) => b === "expert");
+  const preferred = bots.find((b) => b.startsWith("pretrained:"))
+    || bots.find((b) => b === "expert");
   if (old && bots.includes(old.value)) select.value = old.value;
   else if (preferred) select.value = preferred;
   const label = el("label", {}, `Bot at player ${seat} `);
@@ -133,7 +137,10 @@ async function request(send, fresh) {
 async function recover(error) {
   showError(error.message);
   if (game && error.status === 409) {  // stale or busy: show the game as it is now
-    try { await show(await api("GET", `/api/games/${game.id}`), false); return; } catch (e) { /* below */ }
+    try {
+      await show(await api("GET", `/api/games/${game.id}`), false);
+      return;
+    } catch (ignored) { /* the game is gone too: keep what is on the page */ }
   }
   setPageState(game ? (game.done ? "done" : "ready") : "idle");
 }
@@ -191,7 +198,8 @@ async function playEvents(events, atOnce) {
     const item = el("li", { class: e.seat === game.seat ? "mine" : "" });
     item.append(el("span", { class: "turn" }, `${e.turn + 1}`), el("b", {}, `${e.who}: `), e.text);
     $("log").append(item);
-    $("log-panel").scrollTop = $("log-panel").scrollHeight;  // not scrollIntoView: it moves the page
+    // not scrollIntoView: that scrolls the whole page too
+    $("log-panel").scrollTop = $("log-panel").scrollHeight;
   }
 }
 
@@ -208,7 +216,9 @@ function drawSituation(state) {
   const active = state.active === state.seat ? "you are" : `player ${state.active} is`;
   const parts = [`${state.game === "dice" ? "Dice" : "Card"} game`, `turn ${state.turn + 1}`];
   if (!state.done) parts.push(`${active} active`, `phase: ${state.phase}`);
-  if (state.value !== null) parts.push(`write ${state.value} in ${state.colours.join(" or ") || "no row"}`);
+  if (state.value !== null) {
+    parts.push(`write ${state.value} in ${state.colours.join(" or ") || "no row"}`);
+  }
   $("situation").textContent = parts.join(" · ");
   if (state.done) say("The game is over.");
   else if (state.legal.length) say(`Your move (${state.legal.length} choices).`);
@@ -225,8 +235,10 @@ function drawRoll(roll) {
 }
 
 function cardNode(card, caption) {
-  const node = el("div", { class: `card ${card.colour}`, "aria-label": caption ? `${caption}: ${card.card}` : card.card });
-  node.append(el("span", { class: "value" }, String(card.value)), el("span", { class: "colour-name" }, card.colour));
+  const label = caption ? `${caption}: ${card.card}` : card.card;
+  const node = el("div", { class: `card ${card.colour}`, "aria-label": label });
+  node.append(el("span", { class: "value" }, String(card.value)),
+              el("span", { class: "colour-name" }, card.colour));
   if (caption) node.append(el("span", { class: "caption" }, caption));
   return node;
 }
@@ -242,32 +254,45 @@ function drawCards(state) {
 
 function drawMoves(state) {
   const buttons = state.legal.filter((m) => m.cell === null).map((m) => {
-    const button = el("button", { type: "button", class: `move ${m.kind}`, "data-testid": "legal-move",
-                                  "data-action": String(m.action), "data-kind": m.kind }, m.label);
+    const button = el("button", { type: "button", class: `move ${m.kind}`, "data-kind": m.kind,
+                                  "data-testid": "legal-move", "data-action": String(m.action) },
+                      m.label);
     button.addEventListener("click", () => sendMove(m.action));
     return button;
   });
   const writes = state.legal.some((m) => m.cell !== null);
-  const hint = writes ? [el("p", { class: "hint" }, "Click a highlighted field on your sheet to write there.")] : [];
+  const text = "Click a highlighted field on your sheet to write there.";
+  const hint = writes ? [el("p", { class: "hint" }, text)] : [];
   $("moves").replaceChildren(...hint, ...buttons);
 }
 
 // -- the score sheets ----------------------------------------------------------------
 
+// "you (player 0)" or "player 1 (expert)", as the move log names the seats
+function whoIs(seat, state) {
+  const name = state.players[seat].name;
+  return seat === state.seat ? `you (player ${seat})` : `player ${seat} (${name})`;
+}
+
 function drawSheets(state) {
   const order = state.players.map((_, k) => state.players[(state.seat + k) % state.num_players]);
   const writable = new Map(state.legal.filter((m) => m.cell !== null).map((m) => [m.cell, m]));
-  $("sheets").replaceChildren(...order.map((p) => sheetNode(p, p.seat === state.seat ? writable : new Map(), state)));
+  const none = new Map();
+  $("sheets").replaceChildren(
+    ...order.map((p) => sheetNode(p, p.seat === state.seat ? writable : none, state)));
 }
 
 function sheetNode(player, writable, state) {
   const mine = player.seat === state.seat;
-  const title = mine ? `You (player ${player.seat})` : `Player ${player.seat} (${player.name})`;
-  const node = el("section", { class: `sheet${mine ? " mine" : ""}${state.active === player.seat && !state.done ? " active" : ""}`,
-                               "data-testid": `sheet-${player.seat}`, "aria-label": `score sheet of ${title}` });
+  const title = whoIs(player.seat, state);
+  const active = state.active === player.seat && !state.done;
+  const node = el("section", { class: `sheet${mine ? " mine" : ""}${active ? " active" : ""}`,
+                               "data-testid": `sheet-${player.seat}`,
+                               "aria-label": `score sheet of ${title}` });
   const grid = el("div", { class: "grid" });
   options.layout.rows.forEach((row, r) => grid.append(...rowNodes(player, r, row, writable)));
-  const score = el("span", { class: "score", "data-testid": `score-${player.seat}` }, `${player.score} points`);
+  const score = el("span", { class: "score", "data-testid": `score-${player.seat}` },
+                   `${player.score} points`);
   node.append(el("h3", {}, title), grid, misthrowNode(player), score);
   return node;
 }
@@ -291,7 +316,8 @@ function fieldNode(player, r, f, move) {
   const pentagon = layout.pentagons.includes(cell);
   const value = player.cells[cell];
   const label = `${row} field ${f + 1}${pentagon ? " (pentagon)" : ""}: ${value || "empty"}`;
-  const attrs = { class: `field ${row}${pentagon ? " pentagon" : ""}${value ? " filled" : ""}`, "aria-label": label,
+  const attrs = { class: `field ${row}${pentagon ? " pentagon" : ""}${value ? " filled" : ""}`,
+                  "aria-label": label,
                   style: `grid-row:${r + 1};grid-column:${layout.field_columns[r][f] + 2}`,
                   "data-cell": String(cell) };
   if (!move) return el("span", attrs, value ? String(value) : "");
@@ -304,10 +330,13 @@ function fieldNode(player, r, f, move) {
 }
 
 function misthrowNode(player) {
-  const boxes = el("span", { class: "misthrows", "aria-label": `misthrows: ${player.misthrows} of ${options.layout.max_misthrows}` });
+  const most = options.layout.max_misthrows;
+  const boxes = el("span", { class: "misthrows",
+                             "aria-label": `misthrows: ${player.misthrows} of ${most}` });
   boxes.append(el("span", { class: "caption" }, "misthrows"));
-  for (let k = 0; k < options.layout.max_misthrows; k++) {
-    boxes.append(el("span", { class: `box${k < player.misthrows ? " crossed" : ""}` }, k < player.misthrows ? "✕" : ""));
+  for (let k = 0; k < most; k++) {
+    const crossed = k < player.misthrows;
+    boxes.append(el("span", { class: `box${crossed ? " crossed" : ""}` }, crossed ? "✕" : ""));
   }
   return boxes;
 }
@@ -325,15 +354,14 @@ function drawFinal(state) {
   table.replaceChildren(el("thead"), el("tbody"));
   table.tHead.append(headRow);
   for (const p of state.final.players) table.tBodies[0].append(finalRow(p, state));
-  const names = state.final.winners.map((s) => (s === state.seat ? "you" : `player ${s} (${state.players[s].name})`));
+  const names = state.final.winners.map((s) => whoIs(s, state));
   $("winners").textContent = `Winner${names.length > 1 ? "s" : ""}: ${names.join(", ")}`;
   $("record-link").href = `/api/games/${state.id}/record`;
 }
 
 function finalRow(p, state) {
   const tr = el("tr", { class: state.final.winners.includes(p.seat) ? "winner" : "" });
-  const who = p.seat === state.seat ? `you (player ${p.seat})` : `player ${p.seat} (${p.name})`;
-  tr.append(el("th", { scope: "row" }, who),
+  tr.append(el("th", { scope: "row" }, whoIs(p.seat, state)),
             ...p.rows.map((v) => el("td", {}, String(v))),
             ...p.pentagons.map((v) => el("td", {}, v ? String(v) : "·")),
             el("td", {}, String(p.misthrows)),
@@ -360,11 +388,15 @@ async function main() {
   refreshForm();
   $("players-select").value = "2";  // a two-player game against a pretrained bot, if offered
   refreshForm();
-  for (const id of ["game-select", "players-select", "seat-select"]) $(id).addEventListener("change", refreshForm);
+  for (const id of ["game-select", "players-select", "seat-select"]) {
+    $(id).addEventListener("change", refreshForm);
+  }
   $("setup").addEventListener("submit", startGame);
   $("new-game").addEventListener("click", showSetup);
   $("fast").checked = localStorage.getItem("qwinto-fast") === "1";
-  $("fast").addEventListener("change", () => localStorage.setItem("qwinto-fast", $("fast").checked ? "1" : "0"));
+  $("fast").addEventListener("change", () => {
+    localStorage.setItem("qwinto-fast", $("fast").checked ? "1" : "0");
+  });
   const id = gameIdInUrl();
   if (id) await loadGame(id);
   else showSetup();
