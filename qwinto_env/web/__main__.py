@@ -1,0 +1,92 @@
+"""``python -m qwinto_env.web``: start the server and print its address (see
+:mod:`qwinto_env.web`)."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from typing import Sequence
+
+from .app import DEFAULT_MAX_GAMES, create_app
+from .menu import DEFAULT_BOTS
+
+
+def _port(text: str) -> int:
+    if not text.isdecimal() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be an integer in 0..65535 (0: any free "
+                                         f"port), got {text!r}")
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"must be comma-separated bot names, none empty, "
+                                         f"got {text!r}")
+    return names
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m qwinto_env.web",
+        description="Serve a web page to play Qwinto (dice or cards) against bots.")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this computer only)")
+    p.add_argument("--port", type=_port, default=8000,
+                   help="port to listen on (default 8000; 0 picks a free one)")
+    p.add_argument("--bots", type=_names, default=list(DEFAULT_BOTS),
+                   help=f"comma-separated bots the page may seat: names or checkpoint paths "
+                        f"(default {','.join(DEFAULT_BOTS)})")
+    p.add_argument("--max-games", type=_positive, default=DEFAULT_MAX_GAMES,
+                   help=f"games held in memory at once; the least recently used finished "
+                        f"one, else the least recently used, makes room (default "
+                        f"{DEFAULT_MAX_GAMES})")
+    return p
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (OSError if it cannot be)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until Ctrl-C; the exit status (2 for bad arguments)."""
+    import uvicorn
+
+    args = _parser().parse_args(argv)
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as error:
+        print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 2
+    try:
+        app = create_app(bots=args.bots, max_games=args.max_games)
+    except ValueError as error:
+        sock.close()
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Qwinto: open http://{shown}:{port}/ in a browser", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

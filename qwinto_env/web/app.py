@@ -1,0 +1,173 @@
+"""The FastAPI application: :func:`create_app` (the API is documented in
+:mod:`qwinto_env.web`)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Annotated, Any, Sequence
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .. import rules
+from ..parallel import GAMES
+from ..spec import SPECS
+from .menu import DEFAULT_BOTS, BotMenu
+from .session import MoveError, WebGame
+from .store import GameStore, UnknownGameError
+
+__all__ = ["create_app", "STATIC", "MAX_BODY_BYTES", "MAX_SEED", "DEFAULT_MAX_GAMES"]
+
+#: The page's files (index.html, app.js, style.css).
+STATIC = Path(__file__).resolve().parent / "static"
+#: Larger request bodies are refused with 413 (a real one is under 200 bytes).
+MAX_BODY_BYTES = 16_384
+#: Seeds the server takes: 0..MAX_SEED; the seeds it draws stay below 2**32.
+MAX_SEED = 2**63 - 1
+DEFAULT_MAX_GAMES = 1000
+_MAX_PLAYERS = max(spec.max_players for spec in SPECS.values())
+_Name = Annotated[str, Field(max_length=200)]
+
+
+class NewGame(BaseModel):
+    """The body of ``POST /api/games``."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    game: str = Field(max_length=32)
+    num_players: int = Field(ge=1, le=_MAX_PLAYERS)
+    bots: list[_Name] = Field(default_factory=list, max_length=_MAX_PLAYERS - 1)
+    seat: int = Field(0, ge=0, lt=_MAX_PLAYERS)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+    start_player: int = Field(0, ge=0, lt=_MAX_PLAYERS)
+
+
+class Move(BaseModel):
+    """The body of ``POST /api/games/{id}/move``."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    action: int = Field(ge=0, le=2**31)
+    step: int = Field(ge=0, le=2**31)
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes gets 413 with a JSON detail
+    (FastAPI's own ``max_body_size`` answers a declared oversize in plain text)."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+        self.detail = f"the request body is over {limit} bytes"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = Headers(scope=scope).get("content-length", "0")
+        if not length.isdecimal() or int(length) > self.limit:
+            return await JSONResponse({"detail": self.detail}, 413)(scope, receive, send)
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.limit:  # a body sent in chunks, without a length
+                raise HTTPException(413, self.detail)
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _options(menu: BotMenu) -> dict[str, Any]:
+    return {
+        "games": {name: {"title": spec.title, "min_players": spec.min_players,
+                         "max_players": spec.max_players} for name, spec in SPECS.items()},
+        "bots": menu.as_json(),
+        "layout": {"rows": list(rules.ROW_NAMES), "fields": rules.NUM_FIELDS,
+                   "grid_columns": rules.NUM_GRID_COLUMNS,
+                   "field_columns": [list(c) for c in rules.FIELD_COLUMNS],
+                   "gap_columns": list(rules.GAP_COLUMNS),
+                   "pentagons": [r * rules.NUM_FIELDS + f for r, f in rules.PENTAGON_FIELDS],
+                   "max_misthrows": rules.MAX_MISTHROWS}}
+
+
+def _new_game(menu: BotMenu, body: NewGame, game_id: str) -> WebGame:
+    """The game ``body`` asks for; ValueError naming the first bad field."""
+    if body.game not in GAMES:
+        raise ValueError(f"unknown game {body.game[:32]!r}; choose one of {sorted(GAMES)}")
+    n = SPECS[body.game].check_num_players(body.num_players)
+    bots = menu.seat_bots(body.game, n, body.bots)
+    seed = secrets.randbelow(2**32) if body.seed is None else body.seed
+    return WebGame(game_id, body.game, n, bots, seat=body.seat, seed=seed,
+                   start_player=body.start_player, make=menu.make)
+
+
+def create_app(bots: Sequence[str] = DEFAULT_BOTS,
+               max_games: int = DEFAULT_MAX_GAMES) -> FastAPI:
+    """The server's app, offering the bots named ``bots`` (each loaded once per game and
+    player count here, to check it loads) and holding at most ``max_games`` games.
+
+    ValueError naming a bot that loads nowhere, or a bad ``max_games``.
+    """
+    menu, store = BotMenu(bots), GameStore(max_games)
+    app = FastAPI(title="Qwinto", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES)
+    app.state.menu, app.state.store = menu, store
+    if STATIC.is_dir():  # (a missing folder would make every /static request a 500)
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    options = _options(menu)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        # FastAPI's own answer echoes the input, which fails to encode for 1e400 (inf):
+        # a 500. Where and what is enough.
+        return JSONResponse({"detail": [{key: problem[key] for key in ("type", "loc", "msg")}
+                                        for problem in error.errors()]}, status_code=422)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        if not (STATIC / "index.html").is_file():
+            raise HTTPException(404, "the page is not installed (static/index.html is missing)")
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/options")
+    async def get_options() -> dict[str, Any]:
+        return options
+
+    @app.post("/api/games", status_code=201)
+    def create_game(body: NewGame) -> JSONResponse:  # sync: bots load and move in a thread
+        try:
+            game = store.add(lambda game_id: _new_game(menu, body, game_id))
+        except ValueError as error:
+            raise HTTPException(422, str(error)) from None
+        return JSONResponse(game.state(), status_code=201)
+
+    @app.get("/api/games/{game_id}")
+    async def get_game(game_id: str) -> JSONResponse:
+        return JSONResponse(_held(store, game_id).state())
+
+    @app.post("/api/games/{game_id}/move")
+    def move(game_id: str, body: Move) -> JSONResponse:  # sync: the bots move in a thread
+        game = _held(store, game_id)
+        try:
+            return JSONResponse(game.move(body.action, body.step))
+        except MoveError as error:
+            raise HTTPException(error.status, str(error)) from None
+
+    @app.get("/api/games/{game_id}/record")
+    async def get_record(game_id: str) -> JSONResponse:
+        game = _held(store, game_id)
+        name = f"qwinto-{game.game.name}-{game.id}.json"
+        return JSONResponse(game.record(),
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    return app
+
+
+def _held(store: GameStore, game_id: str) -> WebGame:
+    try:
+        return store.get(game_id)
+    except UnknownGameError as error:
+        raise HTTPException(404, str(error)) from None
