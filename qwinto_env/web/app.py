@@ -30,7 +30,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 16_384
 #: Seeds the server takes: 0..MAX_SEED; the seeds it draws stay below 2**32.
 MAX_SEED = 2**63 - 1
-DEFAULT_MAX_GAMES = 1000
+DEFAULT_MAX_GAMES = 200
 _MAX_PLAYERS = max(spec.max_players for spec in SPECS.values())
 _Name = Annotated[str, Field(max_length=200)]
 
