@@ -555,3 +555,11 @@ def test_cli_starts_on_a_free_port_and_prints_its_address(tmp_path):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_the_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    scripts = re.findall(r'src="(/static/[^"]+)"', page.text)
+    assert scripts and all(client.get(s).status_code == 200 for s in scripts)
+    assert client.get("/static/../session.py").status_code == 404
