@@ -20,7 +20,7 @@ option                      meaning
 ``--bots NAMES``            comma-separated bots the page may seat (default ``random,greedy,
                             expert,pretrained:dice-2p,pretrained:cards-2p``): names or
                             checkpoint paths for :func:`qwinto_env.opponents.opponent_loader`
-``--max-games 1000``        games held in memory at once (see Safety)
+``--max-games 200``         games held in memory at once (see Safety)
 ==========================  ==============================================================
 
 Each configured bot is loaded at startup for every game and player count; it is offered

@@ -7,7 +7,7 @@ import secrets
 from pathlib import Path
 from typing import Annotated, Any, Sequence
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -30,7 +30,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 16_384
 #: Seeds the server takes: 0..MAX_SEED; the seeds it draws stay below 2**32.
 MAX_SEED = 2**63 - 1
-DEFAULT_MAX_GAMES = 1000
+DEFAULT_MAX_GAMES = 200
 _MAX_PLAYERS = max(spec.max_players for spec in SPECS.values())
 _Name = Annotated[str, Field(max_length=200)]
 
@@ -117,7 +117,6 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
     app.state.menu, app.state.store = menu, store
     if STATIC.is_dir():  # (a missing folder would make every /static request a 500)
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    options = _options(menu)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -132,38 +131,47 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
             raise HTTPException(404, "the page is not installed (static/index.html is missing)")
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
-    @app.get("/api/options")
+    app.include_router(_api(menu, store))
+    return app
+
+
+def _api(menu: BotMenu, store: GameStore) -> APIRouter:
+    """The ``/api`` routes. Those that run bots are plain functions, which FastAPI runs in
+    worker threads; the others answer on the event loop and never wait for a bot."""
+    api, options = APIRouter(prefix="/api"), _options(menu)
+
+    @api.get("/options")
     async def get_options() -> dict[str, Any]:
         return options
 
-    @app.post("/api/games", status_code=201)
-    def create_game(body: NewGame) -> JSONResponse:  # sync: bots load and move in a thread
+    @api.post("/games", status_code=201)
+    def create_game(body: NewGame) -> JSONResponse:
         try:
             game = store.add(lambda game_id: _new_game(menu, body, game_id))
         except ValueError as error:
             raise HTTPException(422, str(error)) from None
         return JSONResponse(game.state(), status_code=201)
 
-    @app.get("/api/games/{game_id}")
+    @api.get("/games/{game_id}")
     async def get_game(game_id: str) -> JSONResponse:
         return JSONResponse(_held(store, game_id).state())
 
-    @app.post("/api/games/{game_id}/move")
-    def move(game_id: str, body: Move) -> JSONResponse:  # sync: the bots move in a thread
+    @api.post("/games/{game_id}/move")
+    def move(game_id: str, body: Move) -> JSONResponse:
         game = _held(store, game_id)
         try:
             return JSONResponse(game.move(body.action, body.step))
         except MoveError as error:
             raise HTTPException(error.status, str(error)) from None
 
-    @app.get("/api/games/{game_id}/record")
+    @api.get("/games/{game_id}/record")
     async def get_record(game_id: str) -> JSONResponse:
         game = _held(store, game_id)
         name = f"qwinto-{game.game.name}-{game.id}.json"
         return JSONResponse(game.record(),
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
-    return app
+    return api
 
 
 def _held(store: GameStore, game_id: str) -> WebGame:

@@ -190,9 +190,12 @@ class WebGame:
                          "text": text} for seat, text in lines]
 
     def _advance(self) -> None:
-        """Step while the game goes on and the person has nothing to decide."""
+        """Step while the game goes on and the person has nothing to decide; at the end,
+        let the bots go."""
         while not self.game.done and len(self.game.legal_actions(self.seat)) == 1:
             self._step(self._joint(None))
+        if self.game.done:
+            self.bots.clear()  # a finished game needs them no more (a network is megabytes)
 
     # -- what the page sees --------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -211,15 +214,15 @@ class WebGame:
             start_player=self.start_player, seat=self.seat, players=self.names,
             actions=self.actions, scores=game.scores(), done=game.done,
             table_seed=self.table_seed, bot_seeds=self.bot_seeds)
-        roll = game.public_info()["roll"]
-        entry = game.public_info()["phase"] == "entry"
+        info = game.public_info()
+        entry = info["phase"] == "entry"
         self._state = {
             "id": self.id, "game": game.name, "num_players": game.num_players,
             "seat": self.seat, "seed": self.table_seed, "step": len(self.actions),
-            "turn": game.turn, "phase": game.public_info()["phase"], "active": game.active,
+            "turn": game.turn, "phase": info["phase"], "active": game.active,
             "done": game.done, "players": self._players(),
             "value": game.value if entry else None,
-            "colours": list(roll["colours"]) if entry else [],
+            "colours": list(info["roll"]["colours"]) if entry else [],
             **self._table(), "legal": [] if game.done else self._choices(),
             "events": list(self.events), "final": self._final() if game.done else None}
 
