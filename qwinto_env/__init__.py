@@ -25,6 +25,8 @@ envs         ``parallel`` (PettingZoo), ``single`` (Gymnasium), ``vector`` (SB3 
              ``view`` (observations as named arrays), ``play`` (the terminal game),
              ``image`` (positions as pictures), ``video`` (a game as a GIF),
              ``qwinto_dice_v0``, ``qwinto_cards_v0`` (versioned PettingZoo modules),
+             ``screen`` (the terminal game's 80x24 layout), ``web/`` (the browser
+             game: server, page, records), ``fileio`` (atomic writes),
              ``openspiel`` (both games as OpenSpiel games; imports ``pyspiel``)
 ===========  =================================================================
 """

@@ -1,5 +1,5 @@
-"""The wheel a user installs: every module, the shipped configs and bots, the licence, the
-four console scripts, and test tools only in the ``test`` extra."""
+"""The wheel a user installs: every module, the shipped configs and bots, the web page, the
+licence, the five console scripts, and test tools only in the ``test`` extra."""
 
 import configparser
 import importlib
@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = {"qwinto-play": "qwinto_env.play:main", "qwinto-train": "agents.trainers.cli:main",
            "qwinto-evaluate": "agents.evaluate:cli",
-           "qwinto-benchmark": "agents.benchmark.__main__:main"}
+           "qwinto-benchmark": "agents.benchmark.__main__:main",
+           "qwinto-web": "qwinto_env.web.__main__:main"}
 #: What a source checkout holds beside the project (left out of the copy that is built).
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "runs", "benchmark_runs", "build", "dist",
                                     "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis")
@@ -63,6 +64,13 @@ def test_the_wheel_ships_the_configs_and_the_bots(wheel):
         assert wheel[f"agents/pretrained/{path.name}"] == path.read_bytes(), path
 
 
+def test_the_wheel_ships_the_web_page(wheel):
+    files = sorted((ROOT / "qwinto_env" / "web" / "static").iterdir())
+    assert {path.name for path in files} >= {"index.html", "app.js", "style.css"}
+    for path in files:
+        assert wheel[f"qwinto_env/web/static/{path.name}"] == path.read_bytes(), path
+
+
 def test_the_wheel_has_the_console_scripts(wheel):
     entry_points = configparser.ConfigParser()
     entry_points.read_string(dist_info(wheel, "entry_points.txt"))
@@ -78,5 +86,6 @@ def test_the_wheel_carries_the_licence_and_keeps_test_tools_in_the_test_extra(wh
     assert metadata["License-Expression"] == "MIT"
     assert set(metadata.get_all("Provides-Extra")) == {"test", "bench", "rllib", "benchmark"}
     for requirement in metadata.get_all("Requires-Dist"):
-        if requirement.split(">")[0].split("[")[0].strip() in {"pytest", "hypothesis"}:
+        if requirement.split(">")[0].split("[")[0].strip() in {"pytest", "hypothesis",
+                                                                "httpx", "selenium"}:
             assert 'extra == "test"' in requirement, requirement

@@ -105,6 +105,9 @@ def runner(command: str):
         return lambda tmp: (shrink_benchmark(words, tmp), None, 900, False)
     if words[0] == "tensorboard":
         return lambda tmp: (words, None, 15, True)
+    if head.startswith(("python -m qwinto_env.web", "qwinto-web")):
+        # A free port instead of the default one, which another program may hold.
+        return lambda tmp: (words + ["--port", "0"], None, 20, True)
     if words[:2] == ["bash", "benchmarks/gpu_check.sh"]:
         return lambda tmp: (words, None, 600, False)
     return None

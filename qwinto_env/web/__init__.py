@@ -21,6 +21,8 @@ option                      meaning
                             expert,pretrained:dice-2p,pretrained:cards-2p``): names or
                             checkpoint paths for :func:`qwinto_env.opponents.opponent_loader`
 ``--max-games 200``         games held in memory at once (see Safety)
+``--access-log``            log every request on standard output (off: a pipe that
+                            nobody reads would stall the server)
 ==========================  ==============================================================
 
 Each configured bot is loaded at startup for every game and player count; it is offered

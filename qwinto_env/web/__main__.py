@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"games held in memory at once; the least recently used finished "
                         f"one, else the least recently used, makes room (default "
                         f"{DEFAULT_MAX_GAMES})")
+    p.add_argument("--access-log", action="store_true",
+                   help="log every request (uvicorn's access log, on standard output)")
     return p
 
 
@@ -84,7 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"Qwinto: open http://{shown}:{port}/ in a browser", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
+    # Without --access-log, one line a move would fill a pipe nobody reads and stall the
+    # server; what a person needs to see (the address, errors) goes out either way.
+    uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=args.access_log)
+                   ).run(sockets=[sock])
     return 0
 
 
