@@ -92,7 +92,8 @@ from .parallel import GAMES
 from .spec import cards, dice
 from .spec.base import PASS
 
-__all__ = ["TerminalGame", "describe_action", "parse_choice", "ChoiceError", "main"]
+__all__ = ["TerminalGame", "describe_action", "play_step", "parse_choice", "ChoiceError",
+           "main"]
 
 STACK_NAMES = ("top-left", "top-right", "bottom-left", "bottom-right")
 _ROW_LETTERS = {name[0]: r for r, name in enumerate(rules.ROW_NAMES)}
@@ -171,6 +172,54 @@ def _describe_cards(game: Game, seat: int, action: int) -> str:
     if value < rules.MIN_VALUE or not colours:
         return f"{text}: {total} = {value}, nobody can write"
     return f"{text}: {total} = {value}, {_colours(colours)}"
+
+
+# -- a step in plain words ---------------------------------------------------------------
+
+def _move_words(game: Game, seat: int, action: int, compact: bool) -> str | None:
+    """What ``seat`` does with ``action`` (before the step), or None when it decides nothing
+    (a pass outside the entry phase)."""
+    if compact and game.name == "cards" and action >= cards.SINGLE_FIRST:
+        return "play " + screen.play_words(game.hands[seat], game.tops(), action)
+    if action != game.pass_action:
+        return describe_action(game, seat, action)
+    if game.public_info()["phase"] != "entry":
+        return None
+    if len(game.legal_actions(seat)) > 1:
+        return _pass_words(game, seat)
+    reason = f"cannot write {game.value}"
+    return f"{reason}: misthrow!" if seat == game.active else reason
+
+
+def _outcome(game: Game, phase: str, seat: int, action: int) -> str:
+    """What the step showed after the move of ``seat``, the seat that was active: the dice
+    faces of a roll, the misthrow count after a misthrow."""
+    if game.name == "dice" and phase in ("choose", "reroll") and action != dice.KEEP:
+        faces = [str(f) for f in game.dice if f]
+        return " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
+    if phase == "entry" and action == game.pass_action:
+        return f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
+    return ""
+
+
+def play_step(game: Game, actions: Sequence[int], compact: bool = False
+              ) -> list[tuple[int, str]]:
+    """Step ``game`` with the joint ``actions`` and return ``(seat, text)`` for each seat
+    that decided something, in seat order: ``"roll orange+purple (2..12) -> 3 + 5 = 8"``,
+    ``"write 8 in purple field 3"``, ``"cannot write 8: misthrow! (1/4)"``. Seats with
+    nothing to decide get no line. ``compact`` words card plays for 80 columns (``"play
+    purple 6 on TR: 6 + 1 + 3 = 10, orange+yellow+purple"``, as the terminal game).
+
+    Raises :class:`~qwinto_env.game.IllegalActionError` (game unchanged) for an illegal
+    joint action.
+    """
+    actions = game.check_actions(actions)
+    phase = game.public_info()["phase"]
+    active = game.active
+    words = [_move_words(game, seat, action, compact) for seat, action in enumerate(actions)]
+    game.step(actions, validate=False)
+    return [(seat, text + _outcome(game, phase, seat, action) if seat == active else text)
+            for seat, (action, text) in enumerate(zip(actions, words)) if text]
 
 
 def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
@@ -307,7 +356,7 @@ class TerminalGame:
     def _step(self) -> None:
         game = self.game
         phase = game.public_info()["phase"]
-        actions, words = [], []
+        actions = []
         for seat in range(game.num_players):
             legal = game.legal_actions(seat)
             if seat == self.seat and len(legal) > 1:
@@ -320,36 +369,12 @@ class TerminalGame:
                 obs = game.features()[game.observation_index(seat)]
                 action = int(self.bots[seat].act(obs, mask))
             actions.append(action)
-            words.append(self._event(seat, action, len(legal) == 1))
-        game.step(actions)
-        self._report(phase, actions, words)
+        self._report(phase, play_step(game, actions, compact=True))
 
-    def _event(self, seat: int, action: int, forced: bool) -> str | None:
-        """What ``seat`` did, in words (before the step), or None when not worth a line."""
-        game = self.game
-        if game.name == "cards" and action >= cards.SINGLE_FIRST:
-            return "play " + screen.play_words(game.hands[seat], game.tops(), action)
-        if action != game.pass_action:
-            return describe_action(game, seat, action)
-        if game.public_info()["phase"] != "entry":
-            return None  # nothing to decide outside one's own turn
-        if forced:
-            reason = f"cannot write {game.value}"
-            return f"{reason}: misthrow!" if seat == game.active else reason
-        return _pass_words(game, seat)
-
-    def _report(self, phase: str, actions: list[int], words: list[str | None]) -> None:
-        game = self.game
+    def _report(self, phase: str, events: list[tuple[int, str]]) -> None:
         if phase in ("choose", "play") and self._printed:
             self._out("")  # a new turn starts: keep each turn's moves together
-        for seat, (action, text) in enumerate(zip(actions, words)):
-            if text is None:
-                continue
-            if game.name == "dice" and phase in ("choose", "reroll") and action != dice.KEEP:
-                faces = [str(f) for f in game.dice if f]
-                text += " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
-            if phase == "entry" and action == game.pass_action and "misthrow" in text:
-                text += f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
+        for seat, text in events:
             self._out(f"  {self.label(seat)}: {text}")
 
     def _show(self, legal: list[int]) -> None:

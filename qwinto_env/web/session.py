@@ -18,13 +18,13 @@ from .. import rules
 from ..game import Game, check_seed
 from ..opponents import make_opponents
 from ..parallel import GAMES
-from ..play import STACK_NAMES, describe_action
+from ..play import STACK_NAMES, describe_action, play_step
 from ..spec import SPECS
 from ..spec import cards as card_spec
 from ..spec import dice as dice_spec
 from .record import make_record
 
-__all__ = ["WebGame", "MoveError", "play_step", "PERSON"]
+__all__ = ["WebGame", "MoveError", "PERSON"]
 
 #: The person's name in the state and the record.
 PERSON = "you"
@@ -37,50 +37,6 @@ class MoveError(ValueError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
-
-
-# -- the moves in plain words ----------------------------------------------------------------
-
-def _words(game: Game, seat: int, action: int) -> str | None:
-    """What ``seat`` does with ``action`` (before the step), or None when it decides nothing
-    (a pass outside the entry phase)."""
-    if action != game.pass_action:
-        return describe_action(game, seat, action)
-    if game.public_info()["phase"] != "entry":
-        return None
-    if len(game.legal_actions(seat)) > 1:
-        return "pass (misthrow!)" if seat == game.active else "pass (write nothing)"
-    reason = f"cannot write {game.value}"
-    return f"{reason}: misthrow!" if seat == game.active else reason
-
-
-def _outcome(game: Game, phase: str, seat: int, action: int) -> str:
-    """What the step showed after the move of ``seat``, the seat that was active: the dice
-    faces of a roll, the misthrow count after a misthrow."""
-    if game.name == "dice" and phase in ("choose", "reroll") and action != dice_spec.KEEP:
-        faces = [str(f) for f in game.dice if f]
-        return " -> " + " + ".join(faces) + (f" = {game.value}" if len(faces) > 1 else "")
-    if phase == "entry" and action == game.pass_action:
-        return f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
-    return ""
-
-
-def play_step(game: Game, actions: Sequence[int]) -> list[tuple[int, str]]:
-    """Step ``game`` with the joint ``actions`` and return ``(seat, text)`` for each seat
-    that decided something, in seat order, as the terminal game words it: ``"roll
-    orange+purple (2..12) -> 3 + 5 = 8"``, ``"write 8 in purple field 3"``, ``"cannot write
-    8: misthrow! (1/4)"``. Seats with nothing to decide get no line.
-
-    Raises :class:`~qwinto_env.game.IllegalActionError` (game unchanged) for an illegal
-    joint action.
-    """
-    actions = game.check_actions(actions)
-    phase = game.public_info()["phase"]
-    active = game.active
-    words = [_words(game, seat, action) for seat, action in enumerate(actions)]
-    game.step(actions, validate=False)
-    return [(seat, text + _outcome(game, phase, seat, action) if seat == active else text)
-            for seat, (action, text) in enumerate(zip(actions, words)) if text]
 
 
 # -- one game -------------------------------------------------------------------------------
