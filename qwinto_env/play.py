@@ -95,7 +95,6 @@ from .spec.base import PASS
 __all__ = ["TerminalGame", "describe_action", "play_step", "parse_choice", "ChoiceError",
            "main"]
 
-STACK_NAMES = ("top-left", "top-right", "bottom-left", "bottom-right")
 _ROW_LETTERS = {name[0]: r for r, name in enumerate(rules.ROW_NAMES)}
 _SHORT = {"p": "pass", "pass": "pass", "k": "keep", "keep": "keep", "r": "reroll",
           "reroll": "reroll", "re-roll": "reroll"}
@@ -162,12 +161,13 @@ def _describe_cards(game: Game, seat: int, action: int) -> str:
     if len(slots) == 1:
         card, stack = hand[slots[0]], stacks[0]
         counted = [card, *(tops[n] for n in cards.NEIGHBOURS[stack])]
-        text = f"play {cards.card_name(card)} onto the {STACK_NAMES[stack]} stack"
+        text = f"play {cards.card_name(card)} onto the {cards.STACK_NAMES[stack]} stack"
     else:
         first, second = hand[slots[0]], hand[slots[1]]
         counted = [first, second, tops[cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]]]
-        text = (f"play {cards.card_name(first)} onto the {STACK_NAMES[stacks[0]]} stack, "
-                f"then {cards.card_name(second)} onto the {STACK_NAMES[stacks[1]]} stack")
+        names = [cards.STACK_NAMES[stack] for stack in stacks]
+        text = (f"play {cards.card_name(first)} onto the {names[0]} stack, "
+                f"then {cards.card_name(second)} onto the {names[1]} stack")
     total = " + ".join(str(cards.CARD_VALUE[c]) for c in counted).replace("+ -", "- ")
     if value < rules.MIN_VALUE or not colours:
         return f"{text}: {total} = {value}, nobody can write"

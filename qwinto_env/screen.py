@@ -21,8 +21,9 @@ menu           roll / keep or re-roll: numbered, in columns; entry: one line per
 
 A seat's label (``you`` or ``player 1 (expert)``) is cut to :data:`LABEL_WIDTH`
 columns, ending in ``...`` when cut. In the card game's menus a card is written by
-colour initial and value (``o4``, ``g-2``), a stack by its code (:data:`STACK_CODES`)
-and the rows a value may go in by their initials (``oy``; ``-`` when nobody may write).
+colour initial and value (``o4``, ``g-2``), a stack by its code
+(:data:`qwinto_env.spec.cards.STACK_CODES`) and the rows a value may go in by their
+initials (``oy``; ``-`` when nobody may write).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .game import Game
 from .render import render_sheet
 from .spec import cards
 
-__all__ = ["WIDTH", "HEIGHT", "LABEL_WIDTH", "STACK_CODES", "ellipsize", "wrap", "columns",
+__all__ = ["WIDTH", "HEIGHT", "LABEL_WIDTH", "ellipsize", "wrap", "columns",
            "colour_words", "play_words", "status", "sheets", "entry_menu", "play_menu"]
 
 #: The terminal size every screen is laid out for.
@@ -43,7 +44,6 @@ WIDTH, HEIGHT = 80, 24
 #: The widest seat label.
 LABEL_WIDTH = 22
 #: Stack codes, in stack order (positions ``0 1 / 2 3`` of the square).
-STACK_CODES = ("TL", "TR", "BL", "BR")
 _COMPACT_WIDTH = 38  # one compact sheet; two side by side with a gap of 4 fill 80
 
 
@@ -81,7 +81,7 @@ def play_words(hand: Sequence[int], tops: Sequence[int], action: int) -> str:
     """A card play in short: ``purple 6 on TR: 6 + 1 + 3 = 10, orange+yellow+purple``."""
     value, colours = cards.play_result(hand, tops, action)
     slots, stacks = cards.PLAYS[action]
-    placed = ", ".join(f"{cards.card_name(hand[s])} on {STACK_CODES[t]}"
+    placed = ", ".join(f"{cards.card_name(hand[s])} on {cards.STACK_CODES[t]}"
                        for s, t in zip(slots, stacks))
     counted = cards.PLAY_COUNTED[action - cards.SINGLE_FIRST]
     pool = [*hand, *tops]
@@ -110,7 +110,8 @@ def status(game: Game, labels: Sequence[str], seat: int) -> list[str]:
         left = (f"{turn}: {labels[game.active]} to play, pile {info['pile_size']}, "
                 f"covered {len(game.covered_cards())}")
     hand = "your hand: " + ", ".join(cards.card_name(c) for c in game.hands[seat])
-    tops = [f"{code} [{cards.card_name(top):>9}]" for code, top in zip(STACK_CODES, game.tops())]
+    tops = [f"{code} [{cards.card_name(top):>9}]"
+            for code, top in zip(cards.STACK_CODES, game.tops())]
     return [f"{ellipsize(left, 41)} ".ljust(43, "-") + f" {tops[0]} {tops[1]}",
             f"{hand:<44}{tops[2]} {tops[3]}"]
 
@@ -162,7 +163,8 @@ def play_menu(game: Game, seat: int, legal: Sequence[int], room: int) -> list[st
     line naming the double plays' numbers. A cell is ``number) value rows``."""
     hand, tops = game.hands[seat], game.tops()
     number = {action: n for n, action in enumerate(legal, 1)}
-    lines = [f"  {'card':<10}" + "".join(f"onto {code:<9}" for code in STACK_CODES).rstrip()]
+    lines = [f"  {'card':<10}"
+             + "".join(f"onto {code:<9}" for code in cards.STACK_CODES).rstrip()]
     for slot, card in enumerate(hand):
         row = [cards.SINGLE_FIRST + slot * cards.NUM_STACKS + t for t in range(cards.NUM_STACKS)]
         lines.append(f"  {cards.card_name(card):<10}" + "".join(
@@ -184,7 +186,7 @@ def _double_table(hand: Sequence[int], tops: Sequence[int], doubles: Sequence[in
     pairs = sorted({cards.PLAYS[a][0] for a in doubles})
     head, values = f"{'  cards':<12}", f"{'  value':<12}"
     for a, b in cards.STACK_PAIRS:
-        head += f"{'  ' + STACK_CODES[a] + '>' + STACK_CODES[b]:<8}"
+        head += f"{'  ' + cards.STACK_CODES[a] + '>' + cards.STACK_CODES[b]:<8}"
         # Both cards have one value, so a stack pair announces the same value for every pair.
         action = next(x for x in doubles if cards.PLAYS[x][1] == (a, b))
         values += f"{cards.play_result(hand, tops, action)[0]:>4}    "

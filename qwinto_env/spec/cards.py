@@ -106,13 +106,13 @@ from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
 
 __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "HAND_SIZE",
            "NUM_STACKS", "CARD_COLOUR", "CARD_VALUE", "CARD_TUPLES", "CARD_COLOUR_BIT",
-           "COLOUR_ROWS", "NEIGHBOURS", "OTHER_NEIGHBOUR", "MIN_PLAY_VALUE", "PASS",
-           "SINGLE_FIRST", "DOUBLE_FIRST", "SLOT_PAIRS", "STACK_PAIRS", "NUM_ACTIONS", "PLAYS",
-           "PLAY_COUNTED", "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER",
-           "PHASE_NAMES", "EMPTY_PILE_RULES", "CARD", "CARD_FEATURE_INDICES", "SEAT",
-           "HAND_FEATURES", "COMMON", "MAX_PILE", "PLAY_VALUE_SPAN", "observation_layout", "features_layout",
-           "observation_size", "observation_indices", "card_name", "play_result",
-           "check_empty_pile", "SPEC"]
+           "COLOUR_ROWS", "STACK_NAMES", "STACK_CODES", "NEIGHBOURS", "OTHER_NEIGHBOUR",
+           "MIN_PLAY_VALUE", "PASS", "SINGLE_FIRST", "DOUBLE_FIRST", "SLOT_PAIRS",
+           "STACK_PAIRS", "NUM_ACTIONS", "PLAYS", "PLAY_COUNTED", "SINGLE_PLAYS",
+           "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES", "EMPTY_PILE_RULES",
+           "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON", "MAX_PILE",
+           "PLAY_VALUE_SPAN", "observation_layout", "features_layout", "observation_size",
+           "observation_indices", "card_name", "play_result", "check_empty_pile", "SPEC"]
 
 # -- cards and stacks ----------------------------------------------------------
 NUM_COLOURS = 4
@@ -122,6 +122,10 @@ CARD_VALUES: tuple[int, ...] = (-2, 0, 1, 2, 3, 4, 5, 6)
 DECK_SIZE = NUM_COLOURS * len(CARD_VALUES)
 HAND_SIZE = 3
 NUM_STACKS = 4
+#: The stacks of the square ``0 1 / 2 3`` by name, and by the short code a terminal shows.
+STACK_NAMES: tuple[str, ...] = ("top-left", "top-right", "bottom-left", "bottom-right")
+STACK_CODES: tuple[str, ...] = tuple("".join(w[0].upper() for w in n.split("-"))
+                                     for n in STACK_NAMES)
 #: Colour and value of each card id.
 CARD_COLOUR: tuple[int, ...] = tuple(c // len(CARD_VALUES) for c in range(DECK_SIZE))
 CARD_VALUE: tuple[int, ...] = tuple(CARD_VALUES[c % len(CARD_VALUES)] for c in range(DECK_SIZE))

@@ -18,7 +18,7 @@ from .. import rules
 from ..game import Game, check_seed
 from ..opponents import make_opponents
 from ..parallel import GAMES
-from ..play import STACK_NAMES, describe_action, play_step
+from ..play import describe_action, play_step
 from ..spec import SPECS
 from ..spec import cards as card_spec
 from ..spec import dice as dice_spec
@@ -198,7 +198,8 @@ class WebGame:
                                  for r in dice_spec.SUBSET_ROWS[game.subset]],
                         "value": game.value, "reroll_available": game.reroll_left}
             return {"roll": roll, "stacks": None, "hand": None}
-        stacks = [{"name": name, **_card(top)} for name, top in zip(STACK_NAMES, game.tops())]
+        stacks = [{"name": name, **_card(top)}
+                  for name, top in zip(card_spec.STACK_NAMES, game.tops())]
         return {"roll": None, "stacks": stacks,
                 "hand": [_card(card) for card in game.hands[self.seat]]}
 
