@@ -92,8 +92,8 @@ from .parallel import GAMES
 from .spec import cards, dice
 from .spec.base import PASS
 
-__all__ = ["TerminalGame", "describe_action", "play_step", "parse_choice", "ChoiceError",
-           "main"]
+__all__ = ["TerminalGame", "describe_action", "table_seeds", "seat_action", "play_step",
+           "parse_choice", "ChoiceError", "main"]
 
 _ROW_LETTERS = {name[0]: r for r, name in enumerate(rules.ROW_NAMES)}
 _SHORT = {"p": "pass", "pass": "pass", "k": "keep", "keep": "keep", "r": "reroll",
@@ -124,10 +124,6 @@ def _pass_words(game: Game, seat: int) -> str:
     return "pass (misthrow!)" if seat == game.active else "pass (write nothing)"
 
 
-def _colours(bits: int) -> str:
-    return "+".join(rules.ROW_NAMES[r] for r in range(rules.NUM_ROWS) if bits >> r & 1)
-
-
 def describe_action(game: Game, seat: int, action: int) -> str:
     """``action`` of ``seat`` in plain words, for the game's current state.
 
@@ -141,37 +137,17 @@ def describe_action(game: Game, seat: int, action: int) -> str:
         return _pass_words(game, seat)
     if game.name == "dice":
         return _describe_dice(game, action)
-    return _describe_cards(game, seat, action)
+    return "play " + screen.play_words(game.hands[seat], game.tops(), action, full=True)
 
 
 def _describe_dice(game: Game, action: int) -> str:
     if dice.ROLL_FIRST <= action < dice.KEEP:
         subset = action - dice.PASS
         k = len(dice.SUBSET_ROWS[subset])
-        return f"roll {_colours(subset)} ({k}..{k * dice.DIE_FACES})"
+        return f"roll {screen.colour_words(subset)} ({k}..{k * dice.DIE_FACES})"
     if action == dice.KEEP:
         return f"keep the roll ({game.value})"
-    return f"re-roll {_colours(game.subset)}"
-
-
-def _describe_cards(game: Game, seat: int, action: int) -> str:
-    hand, tops = game.hands[seat], game.tops()
-    value, colours = cards.play_result(hand, tops, action)
-    slots, stacks = cards.PLAYS[action]
-    if len(slots) == 1:
-        card, stack = hand[slots[0]], stacks[0]
-        counted = [card, *(tops[n] for n in cards.NEIGHBOURS[stack])]
-        text = f"play {cards.card_name(card)} onto the {cards.STACK_NAMES[stack]} stack"
-    else:
-        first, second = hand[slots[0]], hand[slots[1]]
-        counted = [first, second, tops[cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]]]
-        names = [cards.STACK_NAMES[stack] for stack in stacks]
-        text = (f"play {cards.card_name(first)} onto the {names[0]} stack, "
-                f"then {cards.card_name(second)} onto the {names[1]} stack")
-    total = " + ".join(str(cards.CARD_VALUE[c]) for c in counted).replace("+ -", "- ")
-    if value < rules.MIN_VALUE or not colours:
-        return f"{text}: {total} = {value}, nobody can write"
-    return f"{text}: {total} = {value}, {_colours(colours)}"
+    return f"re-roll {screen.colour_words(game.subset)}"
 
 
 # -- a step in plain words ---------------------------------------------------------------
@@ -200,6 +176,23 @@ def _outcome(game: Game, phase: str, seat: int, action: int) -> str:
     if phase == "entry" and action == game.pass_action:
         return f" ({game.misthrows[seat]}/{rules.MAX_MISTHROWS})"
     return ""
+
+
+def table_seeds(seed: int | None, num_players: int) -> list[int]:
+    """The seeds ``seed`` derives for a table: the engine's first, then the bot ``k``
+    seats after the person's (so one seed deals the same game in every front-end)."""
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(num_players,
+                                                                         np.uint64)]
+
+
+def seat_action(game: Game, seat: int, bot: Any) -> int:
+    """``seat``'s action now: its only legal one, or ``bot.act(observation, mask)``."""
+    legal = game.legal_actions(seat)
+    if len(legal) == 1:
+        return legal[0]
+    mask = np.zeros(game.num_actions, dtype=np.int8)
+    mask[legal] = 1
+    return int(bot.act(game.features()[game.observation_index(seat)], mask))
 
 
 def play_step(game: Game, actions: Sequence[int], compact: bool = False
@@ -301,11 +294,11 @@ class TerminalGame:
         bots = make_opponents(specs, game, n) if n > 1 else []
         # bots[k-1] sits k seats after the person, as in the Gymnasium env.
         self.bots: dict[int, Any] = {(seat + k) % n: bot for k, bot in enumerate(bots, 1)}
-        seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
-        self.game.reset(seed=int(seeds[0]), start_player=start_player)
+        seeds = table_seeds(seed, n)
+        self.game.reset(seed=seeds[0], start_player=start_player)
         for k, bot in enumerate(bots, 1):
             if callable(getattr(bot, "reset", None)):
-                bot.reset(seed=int(seeds[k]))
+                bot.reset(seed=seeds[k])
         self.input_fn, self.print_fn = input_fn, print_fn
         self._printed = 0  # lines shown since the last prompt: the screen's height so far
 
@@ -360,15 +353,9 @@ class TerminalGame:
         for seat in range(game.num_players):
             legal = game.legal_actions(seat)
             if seat == self.seat and len(legal) > 1:
-                action = self._ask(legal)
-            elif len(legal) == 1:
-                action = legal[0]
+                actions.append(self._ask(legal))
             else:
-                mask = np.zeros(game.num_actions, dtype=np.int8)
-                mask[legal] = 1
-                obs = game.features()[game.observation_index(seat)]
-                action = int(self.bots[seat].act(obs, mask))
-            actions.append(action)
+                actions.append(seat_action(game, seat, self.bots.get(seat)))
         self._report(phase, play_step(game, actions, compact=True))
 
     def _report(self, phase: str, events: list[tuple[int, str]]) -> None:

@@ -77,16 +77,22 @@ def _card(card: int) -> str:
     return f"{cards.COLOUR_NAMES[cards.CARD_COLOUR[card]][0]}{cards.CARD_VALUE[card]}"
 
 
-def play_words(hand: Sequence[int], tops: Sequence[int], action: int) -> str:
-    """A card play in short: ``purple 6 on TR: 6 + 1 + 3 = 10, orange+yellow+purple``."""
+def play_words(hand: Sequence[int], tops: Sequence[int], action: int, full: bool = False
+               ) -> str:
+    """A card play in short, ``purple 6 on TR: 6 + 1 + 3 = 10, orange+yellow+purple``, or
+    with ``full`` in whole words, ``purple 6 onto the top-right stack: ...`` (two cards:
+    ``..., then ...``; ``nobody can write`` where the short form says ``nobody``)."""
     value, colours = cards.play_result(hand, tops, action)
     slots, stacks = cards.PLAYS[action]
-    placed = ", ".join(f"{cards.card_name(hand[s])} on {cards.STACK_CODES[t]}"
-                       for s, t in zip(slots, stacks))
+    where = ([f"onto the {cards.STACK_NAMES[t]} stack" for t in stacks] if full
+             else [f"on {cards.STACK_CODES[t]}" for t in stacks])
+    placed = (", then " if full else ", ").join(
+        f"{cards.card_name(hand[s])} {w}" for s, w in zip(slots, where))
     counted = cards.PLAY_COUNTED[action - cards.SINGLE_FIRST]
     pool = [*hand, *tops]
     total = " + ".join(str(cards.CARD_VALUE[pool[i]]) for i in counted).replace("+ -", "- ")
-    writable = colour_words(colours) if value >= rules.MIN_VALUE and colours else "nobody"
+    nobody = "nobody can write" if full else "nobody"
+    writable = colour_words(colours) if value >= rules.MIN_VALUE and colours else nobody
     return f"{placed}: {total} = {value}, {writable}"
 
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from .. import rules
 from ..game import Game, check_seed
 from ..opponents import make_opponents
 from ..parallel import GAMES
-from ..play import describe_action, play_step
+from ..play import describe_action, play_step, seat_action, table_seeds
 from ..spec import SPECS
 from ..spec import cards as card_spec
 from ..spec import dice as dice_spec
@@ -65,7 +63,7 @@ class WebGame:
                              f"got {len(bots)}")
         self.id, self.seat, self.table_seed = game_id, seat, check_seed(seed)
         self.game: Game = GAMES[game](num_players=n)
-        seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(n, np.uint64)]
+        seeds = table_seeds(seed, n)
         self.game.reset(seed=seeds[0], start_player=start_player)
         self.start_player, self.engine_seed = start_player, seeds[0]
         self.names, self.bot_seeds = [PERSON] * n, [None] * n
@@ -122,21 +120,12 @@ class WebGame:
         if problem:
             raise MoveError(422, f"action {action!r} is not legal for you now: {problem}")
 
-    def _decide(self, seat: int) -> int:
-        """``seat``'s action now: its only legal one, or its bot's choice."""
-        game = self.game
-        legal = game.legal_actions(seat)
-        if len(legal) == 1:
-            return legal[0]
-        mask = np.zeros(game.num_actions, dtype=np.int8)
-        mask[legal] = 1
-        return int(self.bots[seat].act(game.features()[game.observation_index(seat)], mask))
-
     def _joint(self, action: int | None) -> list[int]:
         """The joint action: the person's ``action`` (None: their only legal one), the
         bots' choices."""
         return [int(action) if seat == self.seat and action is not None else
-                self._decide(seat) for seat in range(self.game.num_players)]
+                seat_action(self.game, seat, self.bots.get(seat))
+                for seat in range(self.game.num_players)]
 
     def _step(self, actions: list[int]) -> None:
         turn, step = self.game.turn, len(self.actions)
