@@ -61,7 +61,7 @@ from ..spec.cards import (CARD, CARD_COLOUR_BIT, CARD_FEATURE_INDICES, CARD_VALU
 from ..spec.base import COLOUR_ROWS
 from .backend import Rows, to_backend
 from .base import BatchedGame, StepResult
-from .sheets import VALUE_SLOTS
+from .sheets import VALUE_SLOTS, check_sheets
 
 EMPTY = DECK_SIZE  # card id of an empty hand slot (sorts after every card)
 
@@ -217,6 +217,87 @@ class BatchedCardGame(BatchedGame):
         self.colours = B.zeros((N,), B.int64)
         self.played = B.zeros((N, NUM_STACKS), B.bool_)
         self.counting = B.zeros((N,), B.int64) + NUM_STACKS
+
+    def set_positions(self, cells: Any, misthrows: Any, active: Any, phase: int, hands: Any,
+                      tops: Any, covered: Any, pile: Any, value: Any = 0, colours: Any = 0,
+                      played: Any = False, counting: Any = NUM_STACKS, *,
+                      validate: bool = True) -> None:
+        """Put every game at a given position (what search bots plan from, with the
+        cards they cannot see dealt by themselves).
+
+        ``cells`` (N, P, 27), ``misthrows`` (N, P): the sheets; ``active`` (N,) seats;
+        ``phase`` (one for the batch) ``PLAY`` or ``ENTRY``; ``hands`` (N, P, 3) card ids,
+        -1 for an empty slot; ``tops`` (N, 4); ``covered`` (N, 32) bool, the cards under
+        the tops; ``pile`` (N, L) the draw pile in draw order, -1 after its last card.
+        Every card is in exactly one of hands, tops, covered and pile. At ``ENTRY``, the
+        play's announcement: ``value`` (N,) -6..18, ``colours`` (N,) bitmask,
+        ``played`` (N, 4) stacks that got a card, ``counting`` (N,) the stack whose
+        neighbours counted. The turn counters restart at 0.
+
+        With ``validate`` (default) a bad argument raises ``ValueError`` naming it,
+        before anything changes.
+        """
+        B, N, P = self.backend, self.num_games, self.num_players
+        hands = np.asarray(hands, dtype=np.int64).reshape(N, P, HAND_SIZE)
+        hands = np.sort(np.where(hands < 0, EMPTY, hands), axis=-1)
+        tops = np.asarray(tops, dtype=np.int64).reshape(N, NUM_STACKS)
+        covered = np.asarray(covered, dtype=bool).reshape(N, DECK_SIZE)
+        pile = np.asarray(pile, dtype=np.int64).reshape(N, -1)
+        size = (pile >= 0).sum(-1)
+        value, colours, counting = (np.broadcast_to(np.asarray(x), (N,)).astype(np.int64)
+                                    for x in (value, colours, counting))
+        played = np.broadcast_to(np.asarray(played, dtype=bool), (N, NUM_STACKS)).copy()
+        entry = value, colours, played, counting
+        active = np.broadcast_to(np.asarray(active), (N,)).astype(np.int64)
+        if validate:
+            check_sheets(cells, misthrows, (N, P))
+            self._check_position(active, phase, hands, tops, covered, pile, size, entry)
+        self.sheet_state.load(B.asarray(cells, B.int64), B.asarray(misthrows, B.int64))
+        full = np.zeros((N, DECK_SIZE), dtype=np.int64)
+        full[:, :pile.shape[1]] = np.maximum(pile, 0)
+        # copies: the engine writes its state in place, the caller keeps its arrays
+        self.hands, self.tops, self.pile, self.pile_end, self.active = (
+            B.asarray(x, B.int64) for x in (hands, tops, full, size, active))
+        self.covered = B.asarray(covered, B.bool_)
+        self.pile_pos = B.zeros((N,), B.int64)
+        self.turn = B.zeros((N,), B.int32)
+        self._clear_announcement()
+        if phase == ENTRY:
+            self.value, self.colours, self.counting = (B.asarray(x, B.int64)
+                                                       for x in (value, colours, counting))
+            self.played = B.asarray(played, B.bool_)
+        self.phase = int(phase)
+        self._legal = None
+
+    def _check_position(self, active: np.ndarray, phase: Any, hands: np.ndarray,
+                        tops: np.ndarray, covered: np.ndarray, pile: np.ndarray,
+                        size: np.ndarray, entry: tuple[np.ndarray, ...]) -> None:
+        """Raise ``ValueError`` for a position :meth:`set_positions` cannot set."""
+        P = self.num_players
+        if ((active < 0) | (active >= P)).any():
+            raise ValueError(f"active must be seats in 0..{P - 1}, got {active.tolist()}")
+        if isinstance(phase, bool) or phase not in (PLAY, ENTRY):
+            raise ValueError(f"phase must be PLAY or ENTRY ({PLAY}, {ENTRY}), got {phase!r}")
+        if ((pile < 0)[:, :-1] & (pile >= 0)[:, 1:]).any():
+            raise ValueError("pile must list its cards first, then -1")
+        count = np.zeros((len(hands), DECK_SIZE + 1), dtype=np.int64)
+        for ids in (hands.reshape(len(hands), -1), tops, np.where(pile < 0, EMPTY, pile)):
+            if ((ids < 0) | (ids > EMPTY)).any():
+                raise ValueError(f"card ids must be in 0..{DECK_SIZE - 1}")
+            np.add.at(count, (np.arange(len(ids))[:, None], ids), 1)
+        count = count[:, :DECK_SIZE] + covered
+        if (count != 1).any():
+            n = int(np.argwhere(count != 1)[0, 0])
+            raise ValueError(f"game {n}: every card must be in exactly one of the hands, "
+                             f"tops, covered cards and pile (counts {count[n].tolist()})")
+        value, colours, played, counting = entry
+        if phase == ENTRY and (((value < MIN_PLAY_VALUE) | (value > rules.MAX_VALUE)).any()
+                               or ((colours < 0) | (colours >= len(COLOUR_ROWS))).any()
+                               or ((counting < 0) | (counting >= NUM_STACKS)).any()
+                               or not played.any(-1).all()):
+            raise ValueError(f"an entry needs the play's announcement: value in "
+                             f"{MIN_PLAY_VALUE}..{rules.MAX_VALUE}, colours 0..7, a "
+                             f"counting stack 0..3 and the stacks played")
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""

@@ -80,7 +80,7 @@ from ..spec.dice import (CHOOSE, DIE_FACES, ENTRY, KEEP, OVER, PASS, REROLL, RER
                          ROLLS, SEAT, SPEC, SUBSET_ROWS, observation_indices, observation_layout)
 from .base import BatchedGame, StepResult
 from .backend import Rows, to_backend
-from .sheets import VALUE_SLOTS
+from .sheets import VALUE_SLOTS, check_sheets
 
 #: The subset of every die: the largest a non-roll id is clipped to.
 _ALL_DICE = len(SUBSET_ROWS) - 1
@@ -160,6 +160,68 @@ class BatchedDiceGame(BatchedGame):
         self.turn = B.zeros((N,), B.int32)
         self.phase = CHOOSE
         self._legal = None
+
+    def set_positions(self, cells: Any, misthrows: Any, active: Any, phase: int,
+                      subset: Any = 0, value: Any = 0, *, validate: bool = True) -> None:
+        """Put every game at a given position (what search bots plan from).
+
+        ``cells`` (N, P, 27) and ``misthrows`` (N, P) are the seats' sheets, ``active``
+        (N,) the active seats, ``phase`` (one for the batch) ``CHOOSE``,
+        ``REROLL_DECISION`` or ``ENTRY``; after a roll ``subset`` (N,) is the rolled
+        colours (bitmask 1..7) and ``value`` (N,) their sum. Which faces made the sum does
+        not matter to the rules (a re-roll rolls all the chosen dice again). The turn
+        counters restart at 0. The legal cells, row counts and running scores are derived
+        as the writes that led to the sheets would have.
+
+        With ``validate`` (default) a bad argument raises ``ValueError`` naming it, before
+        anything changes: sheets that no running game has (see
+        :func:`~.sheets.check_sheets`), a seat or phase out of range, a roll that the
+        phase does not have, a sum the rolled dice cannot show.
+        """
+        B, N, P = self.backend, self.num_games, self.num_players
+        subset = np.broadcast_to(np.asarray(subset), (N,)).astype(np.int64)
+        value = np.broadcast_to(np.asarray(value), (N,)).astype(np.int64)
+        active = np.broadcast_to(np.asarray(active), (N,)).astype(np.int64)
+        if validate:
+            check_sheets(cells, misthrows, (N, P))
+            self._check_position(active, phase, subset, value)
+        dice = np.zeros((N, rules.NUM_ROWS), dtype=np.int8)
+        left = value.copy()
+        count = np.array([len(rows) for rows in SUBSET_ROWS])[subset]
+        for r in range(rules.NUM_ROWS):  # the highest faces first, one die per rolled row
+            has = (subset >> r) & 1 == 1
+            count = count - has
+            face = np.clip(left - count, 1, DIE_FACES) * has
+            dice[:, r], left = face, left - face
+        self.sheet_state.load(B.asarray(cells, B.int64), B.asarray(misthrows, B.int64))
+        # copies: the engine writes its state in place, the caller keeps its arrays
+        self.active, self.subset, self.value = (B.asarray(x, B.int64)
+                                                for x in (active, subset, value))
+        self.dice = B.asarray(dice, B.int8)
+        self.turn = B.zeros((N,), B.int32)
+        self.phase = int(phase)
+        self._legal = None
+
+    def _check_position(self, active: np.ndarray, phase: Any, subset: np.ndarray,
+                        value: np.ndarray) -> None:
+        """Raise ``ValueError`` for a position :meth:`set_positions` cannot set."""
+        P = self.num_players
+        if ((active < 0) | (active >= P)).any():
+            raise ValueError(f"active must be seats in 0..{P - 1}, got {active.tolist()}")
+        if isinstance(phase, bool) or phase not in (CHOOSE, REROLL_DECISION, ENTRY):
+            raise ValueError(f"phase must be CHOOSE, REROLL_DECISION or ENTRY "
+                             f"({CHOOSE}, {REROLL_DECISION}, {ENTRY}), got {phase!r}")
+        if phase == CHOOSE:
+            if subset.any() or value.any():
+                raise ValueError("subset and value must be 0 before the roll (phase CHOOSE)")
+            return
+        if ((subset < 1) | (subset > _ALL_DICE)).any():
+            raise ValueError(f"subset must be rolled colours 1..{_ALL_DICE} after the roll, "
+                             f"got {subset.tolist()}")
+        count = np.array([len(rows) for rows in SUBSET_ROWS])[subset]
+        if ((value < count) | (value > DIE_FACES * count)).any():
+            raise ValueError(f"value must be a sum the rolled dice can show, got "
+                             f"{value.tolist()} for subsets {subset.tolist()}")
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""

@@ -96,6 +96,46 @@ def score_sheets(backend: Backend, tables: dict[str, Any], cells: Any, row_count
     return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
 
 
+def check_sheets(cells: Any, misthrows: Any, shape: tuple[int, int]) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+    """``cells`` (N, P, 27) and ``misthrows`` (N, P) as int64 numpy arrays, checked to be
+    sheets of games still running: values 0..18, rows strictly increasing, no value twice
+    in a grid column, fewer than two complete rows and four misthrows per seat.
+
+    Raises ``ValueError`` naming the first game and seat that is not such a sheet.
+    """
+    cells = np.asarray(cells)
+    misthrows = np.asarray(misthrows)
+    if cells.shape != shape + (NC,) or misthrows.shape != shape \
+            or not (np.issubdtype(cells.dtype, np.integer)
+                    and np.issubdtype(misthrows.dtype, np.integer)):
+        raise ValueError(f"cells must be integers of shape {shape + (NC,)} and misthrows "
+                         f"integers of shape {shape}, got {cells.shape} {cells.dtype} and "
+                         f"{misthrows.shape} {misthrows.dtype}")
+    cells, misthrows = cells.astype(np.int64), misthrows.astype(np.int64)
+    rows = cells.reshape(shape + (rules.NUM_ROWS, rules.NUM_FIELDS))
+    filled = rows > 0
+    # every later filled field of a row above every earlier one
+    later = np.triu(np.ones((rules.NUM_FIELDS, rules.NUM_FIELDS), dtype=bool), 1)
+    unordered = (filled[..., :, None] & filled[..., None, :] & later
+                 & (rows[..., :, None] >= rows[..., None, :])).any((-1, -2, -3))
+    peers = np.array([(c, p) for c in range(NC) for p in rules.CELL_PEERS[c]])
+    twice = ((cells[..., peers[:, 0]] > 0)
+             & (cells[..., peers[:, 0]] == cells[..., peers[:, 1]])).any(-1)
+    problems = (("a value outside 0..18", ((cells < 0) | (cells > rules.MAX_VALUE)).any(-1)),
+                ("a row that does not increase", unordered),
+                ("a value twice in a grid column", twice),
+                (f"misthrows outside 0..{rules.MAX_MISTHROWS - 1}",
+                 (misthrows < 0) | (misthrows >= rules.MAX_MISTHROWS)),
+                (f"{rules.FULL_ROWS_TO_END} complete rows (a finished game)",
+                 filled.all(-1).sum(-1) >= rules.FULL_ROWS_TO_END))
+    for what, bad in problems:
+        if bad.any():
+            n, p = np.argwhere(bad)[0]
+            raise ValueError(f"game {n} seat {p}: not the sheet of a running game ({what})")
+    return cells, misthrows
+
+
 _tables_on: dict[tuple[str, str], dict[str, Any]] = {}
 
 
@@ -151,6 +191,24 @@ class Sheets:
         self.full_rows = B.zeros((N, P), B.int8)
         self.misthrows = B.zeros((N, P), B.int8)
         self.scores = B.zeros((N, P), B.int64)
+
+    def load(self, cells: Any, misthrows: Any) -> None:
+        """Set every sheet to ``cells`` (N, P, 27) (0 = empty) with ``misthrows`` (N, P),
+        and derive the rest (legal cells, row counts, complete rows, running scores) as
+        the writes that led there would have. The caller checks the sheets are legal."""
+        B, t = self.backend, self.t
+        self.reset()
+        self.cells[:, :, :NC] = B.astype(cells, B.int8)
+        self.misthrows[...] = B.astype(misthrows, B.int8)
+        slots = B.astype(cells, B.int64)
+        for c in range(NC):  # writing 0 (an empty cell) ANDs all ones: order does not matter
+            self.legal_cells &= B.take(t["update"], c * VALUE_SLOTS + slots[:, :, c], 0)
+        rows = (slots.reshape(self.num_games, self.num_players, rules.NUM_ROWS,
+                              rules.NUM_FIELDS) > 0).sum(-1)
+        self.row_count[:, :, :rules.NUM_ROWS] = B.astype(rows, B.int8)
+        self.full_rows[...] = B.astype((rows == rules.NUM_FIELDS).sum(-1), B.int8)
+        if self.reward_kind == "score":
+            self.scores = self.current_scores()
 
     def restart(self, rows: Rows) -> None:
         """Empty sheets for the games ``rows``."""
