@@ -78,6 +78,7 @@ import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.fileio import atomic_write, atomic_write_text
+from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
@@ -787,7 +788,7 @@ def main(argv: Sequence[str] | None = None,
     _check_outputs(parser, args)
     tournament = round_robin if args.round_robin else play
     try:
-        res = tournament([s.strip() for s in args.agents.split(",")], game=args.game,
+        res = tournament(split_specs(args.agents), game=args.game,
                          num_players=args.players, games=args.games, seed=args.seed,
                          workers=args.workers, progress=not args.quiet, engine=args.engine)
     except ValueError as exc:

@@ -12,6 +12,11 @@ a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
 ``"lookahead:<checkpoint>"``  :class:`agents.lookahead.LookaheadAgent`: a dice
                             checkpoint (a path or ``pretrained:<name>``) played by
                             one-roll lookahead on its value head
+``"search:<checkpoint>"``   :class:`agents.search.SearchAgent`: a checkpoint of
+                            either game played by simulating each decision with the
+                            batched engine; settings as keyword arguments or in the
+                            spec: ``"search[person]:pretrained:cards-2p"``,
+                            ``"search[samples=32,turns=0]:<checkpoint>"``
 ==========================  ===================================================
 
 ``game`` and ``num_players`` say what the agent will play; a checkpoint must match
@@ -44,6 +49,8 @@ __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS"
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED_PREFIX = "pretrained:"
 LOOKAHEAD_PREFIX = "lookahead:"
+SEARCH_PREFIX = "search:"
+PLANNERS = (LOOKAHEAD_PREFIX, SEARCH_PREFIX)
 #: Player counts of each game (its spec's limits).
 PLAYER_COUNTS = {name: spec.player_counts for name, spec in SPECS.items()}
 
@@ -98,27 +105,72 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return factory(game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
-    if isinstance(spec, str) and spec.startswith(LOOKAHEAD_PREFIX):
-        inner = spec[len(LOOKAHEAD_PREFIX):]
-        if inner in BUILTIN_AGENTS or inner.startswith(LOOKAHEAD_PREFIX):
-            raise AgentSpecError(f"{spec!r}: the lookahead plays a checkpoint (a path or "
-                                 f"pretrained:<name>), not {inner!r}")
-        from .lookahead import LookaheadAgent
-        from .policy import CheckpointError
-
-        network, data = read_checkpoint(inner, game, num_players)
-        try:
-            agent = LookaheadAgent.from_checkpoint(network, data, **kwargs)
-        except CheckpointError as exc:
-            raise CheckpointError(f"checkpoint {inner!r}: {exc}") from exc
-        agent.name = spec
-        return agent
+    if isinstance(spec, str) and spec.startswith(PLANNERS + (SEARCH_PREFIX[:-1] + "[",)):
+        return _planner(spec, game, num_players, kwargs)
     network, _ = read_checkpoint(spec, game, num_players)
     from .policy import PolicyAgent
 
     agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
     is_pretrained = isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX)
     agent.name = spec if is_pretrained else os.path.basename(os.fspath(spec))
+    return agent
+
+
+def _spec_settings(spec: str) -> tuple[str, dict[str, Any]]:
+    """``search[a=1,b=x,preset]:<checkpoint>`` -> (``search:<checkpoint>``, settings): the
+    bracket's ``name=value`` items (numbers as numbers) and a bare word as ``preset``."""
+    if not spec.startswith(SEARCH_PREFIX[:-1] + "["):
+        return spec, {}
+    inside, close, rest = spec[len(SEARCH_PREFIX):].partition("]:")
+    if not close:
+        raise AgentSpecError(f"{spec!r}: settings go in brackets before the checkpoint, "
+                             f"e.g. 'search[samples=32,turns=0]:pretrained:dice-2p'")
+    settings: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in inside.split(","))):
+        name, equals, text = item.partition("=")
+        if not equals:
+            name, text = "preset", item
+        if name.strip() in settings:
+            raise AgentSpecError(f"{spec!r}: setting {name.strip()!r} given twice")
+        settings[name.strip()] = _number_or_text(text.strip())
+    return SEARCH_PREFIX + rest, settings
+
+
+def _number_or_text(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _planner(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> Agent:
+    """A ``lookahead:`` or ``search:`` agent planning with the checkpoint it names (a
+    ``search[...]:`` spec carries settings, which keyword arguments may not repeat)."""
+    plain, settings = _spec_settings(spec)
+    both = sorted(set(settings) & set(kwargs))
+    if both:
+        raise AgentSpecError(f"{spec!r}: settings {both} given both in the spec and as "
+                             f"keyword arguments")
+    kwargs = {**settings, **kwargs}
+    prefix = next(p for p in PLANNERS if plain.startswith(p))
+    inner = plain[len(prefix):]
+    if inner in BUILTIN_AGENTS or inner.startswith(PLANNERS):
+        raise AgentSpecError(f"{spec!r}: {prefix[:-1]} plays a checkpoint (a path or "
+                             f"pretrained:<name>), not {inner!r}")
+    from .policy import CheckpointError
+
+    if prefix == LOOKAHEAD_PREFIX:
+        from .lookahead import LookaheadAgent as planner
+    else:
+        from .search import SearchAgent as planner
+    network, data = read_checkpoint(inner, game, num_players)
+    try:
+        agent = planner.from_checkpoint(network, data, **kwargs)
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint {inner!r}: {exc}") from exc
+    agent.name = spec
     return agent
 
 

@@ -138,6 +138,20 @@ def _config_number(value: Any, key: str) -> float:
     return float(value)
 
 
+def value_units(data: Mapping[str, Any]) -> dict[str, float]:
+    """The units of a checkpoint's value head, from its training config: the
+    ``reward_scale`` and ``gamma`` it was trained with (those given there only), checked
+    to be a value in points (``env.reward: score``); :class:`CheckpointError` otherwise."""
+    config = _config_section(data.get("metadata") or {}, "config")
+    reward = _config_section(config, "env").get("reward", "score")
+    if not (isinstance(reward, str) and reward == "score"):
+        raise CheckpointError(f"checkpoint was trained with env.reward {reward!r}; planning "
+                              f"on it needs a value head in points (env.reward 'score')")
+    ppo = _config_section(config, "ppo")
+    return {key: _config_number(ppo[key], f"ppo.{key}")
+            for key in ("reward_scale", "gamma") if key in ppo}
+
+
 class LookaheadAgent(Agent):
     """Plays a dice checkpoint by one-roll lookahead on its value head (module docstring).
 
@@ -186,15 +200,8 @@ class LookaheadAgent(Agent):
                         **kwargs: Any) -> "LookaheadAgent":
         """Build the agent from a loaded checkpoint (see :func:`agents.policy.load_checkpoint`),
         taking ``reward_scale`` and ``gamma`` from its training config unless given."""
-        config = _config_section(data.get("metadata") or {}, "config")
-        reward = _config_section(config, "env").get("reward", "score")
-        if not (isinstance(reward, str) and reward == "score"):
-            raise CheckpointError(f"checkpoint was trained with env.reward {reward!r}; the "
-                                  f"lookahead needs a value head in points (env.reward 'score')")
-        ppo = _config_section(config, "ppo")
-        for key in ("reward_scale", "gamma"):
-            if key in ppo:
-                kwargs.setdefault(key, _config_number(ppo[key], f"ppo.{key}"))
+        for key, number in value_units(data).items():
+            kwargs.setdefault(key, number)
         return cls(network, game=data.get("game", "dice"),
                    num_players=int(data.get("num_players", 2)), **kwargs)
 

@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from typing import Any, Callable, Sequence
 
 __all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "register_loader", "opponent_loader",
-           "make_opponents"]
+           "make_opponents", "split_specs"]
 
 #: The entry-point group a package declares its loader in.
 ENTRY_POINT_GROUP = "qwinto_env.opponents"
@@ -34,6 +34,19 @@ _registered: Loader | None = None
 
 class OpponentSpecError(ValueError):
     """An ``opponents`` or ``learner_seat`` argument that cannot make a table."""
+
+
+def split_specs(text: str) -> list[str]:
+    """Comma-separated bot specs as a list (stripped): commas inside brackets belong to
+    a spec's settings (``"search[samples=8,turns=0]:pretrained:dice-2p,expert"`` is two
+    specs). Empty items stay, as ``""``, for the caller to refuse."""
+    specs, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "[") - (char == "]")
+        if char == "," and depth == 0:
+            specs.append(text[start:i].strip())
+            start = i + 1
+    return specs + [text[start:].strip()]
 
 
 def register_loader(loader: Loader | None) -> None:

@@ -87,7 +87,7 @@ import numpy as np
 
 from . import rules, screen
 from .game import Game, IllegalActionError
-from .opponents import make_opponents
+from .opponents import make_opponents, split_specs
 from .parallel import GAMES
 from .spec import cards, dice
 from .spec.base import PASS
@@ -463,7 +463,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     """Run the terminal game; returns the exit status (0 also when the person quits)."""
     args = _parser().parse_args(argv)
     spec_text = args.opponents or "expert"
-    specs = [s.strip() for s in spec_text.split(",") if s.strip()]
+    specs = [s for s in split_specs(spec_text) if s]
     if args.players == 1:
         if args.opponents:
             print_fn("error: solo play (--players 1) has no opponents")

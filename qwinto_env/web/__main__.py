@@ -8,6 +8,7 @@ import socket
 import sys
 from typing import Sequence
 
+from ..opponents import split_specs
 from .app import DEFAULT_MAX_GAMES, create_app
 from .menu import DEFAULT_BOTS
 
@@ -26,7 +27,7 @@ def _positive(text: str) -> int:
 
 
 def _names(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",")]
+    names = split_specs(text)
     if not all(names):
         raise argparse.ArgumentTypeError(f"must be comma-separated bot names, none empty, "
                                          f"got {text!r}")

@@ -1,0 +1,111 @@
+"""What a search adds to a checkpoint's policy, decision by decision, judged by a deep one.
+
+Plays the shipped checkpoint against itself on the batched engine and takes seat 0's real
+decisions (several legal actions), spread over whole games. Each decision is searched
+once deeply, the **reference**: ``--samples`` simulated games per candidate played to the
+end (no value head, so nothing biases it), giving each candidate's gain in points over
+the policy's favourite. Then each variant (``turns/samples/confidence``) searches the
+same decision; its row shows how often it leaves the favourite, the reference gain of
+what it plays (points per decision, with a 95% interval; a wrong deviation counts
+negative) and its time per decision on one core. Per phase, the reference's own verdict:
+how often some candidate beats the favourite by more than 2 and 3 standard errors.
+
+    python benchmarks/search_headroom.py --game cards --decisions 120 \\
+        --variants 2/16/0 2/16/2 0/32/2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from agents import load
+from qwinto_env.batched import BATCHED_GAMES
+from qwinto_env.spec import SPECS
+
+
+def collect(game: str, policy, decisions: int, seed: int) -> list[tuple]:
+    """Seat 0's real decisions (observation, mask, phase) from self-play, spread over
+    whole games (one in about 2.5 steps of 64 games)."""
+    engine = BATCHED_GAMES[game](64, 2, seed=seed)
+    rng = np.random.default_rng(seed)
+    found: list[tuple] = []
+    while len(found) < decisions:
+        obs, masks = engine.observations(), engine.action_masks()
+        actions = np.stack([policy.act_batch(obs[:, s], masks[:, s]) for s in range(2)], 1)
+        real = np.flatnonzero(masks[:, 0].sum(1) > 1)
+        if len(real) and rng.random() < 0.4:
+            g = rng.choice(real)
+            found.append((obs[g, 0].copy(), masks[g, 0].copy(), engine.phase))
+        engine.step(actions)
+    return found
+
+
+def variant(text: str) -> dict:
+    turns, samples, confidence = text.split("/")
+    return {"turns": int(turns), "samples": int(samples), "confidence": float(confidence)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="dice", choices=sorted(SPECS))
+    parser.add_argument("--decisions", type=int, default=120)
+    parser.add_argument("--samples", type=int, default=256, help="the reference's samples")
+    parser.add_argument("--top-k", type=int, default=4)
+    parser.add_argument("--variants", nargs="*", type=variant, default=[],
+                        help="turns/samples/confidence of each search to judge")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    checkpoint = f"pretrained:{args.game}-2p"
+    policy = load(checkpoint, game=args.game)
+    reference = load(f"search:{checkpoint}", game=args.game, samples=args.samples,
+                     top_k=args.top_k, turns=0)
+    searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k, **v)
+                for v in args.variants]
+    for i, agent in enumerate([reference] + searches):
+        agent.reset(seed=args.seed + i)
+    phases = SPECS[args.game].phases
+    verdicts: dict[str, list] = {}
+    gained = [[] for _ in searches]
+    seconds = [0.0 for _ in searches]
+    for obs, mask, phase in collect(args.game, policy, args.decisions, args.seed):
+        with torch.no_grad():
+            logits = reference.network(torch.as_tensor(obs[None]))[0].numpy()
+        logits = np.where(mask[None] > 0, logits, -np.inf)
+        candidates, gain, error = reference.candidate_gains(obs[None], logits, phase)
+        verdicts.setdefault(phases[phase], []).append((gain[0, 1:], error[0, 1:]))
+        truth = dict(zip(candidates[0].tolist(), np.nan_to_num(gain[0], neginf=0.0)))
+        for i, agent in enumerate(searches):
+            start = time.perf_counter()
+            action = int(agent.act(obs, mask))
+            seconds[i] += time.perf_counter() - start
+            gained[i].append(truth.get(action, np.nan))
+    n = args.decisions
+    print(f"{args.game}: {n} decisions of {checkpoint} self-play; reference: top_k="
+          f"{args.top_k}, {args.samples} samples per candidate, to the end of the game\n")
+    print("| phase | decisions | a candidate beats the favourite at z=2 | at z=3 | "
+          "mean standard error |")
+    print("|---|---|---|---|---|")
+    for name, found in verdicts.items():
+        beaten = [sum(any(np.isfinite(g) and g > z * e for g, e in zip(*r)) for r in found)
+                  for z in (2, 3)]
+        errors = [e for r in found for g, e in zip(*r) if np.isfinite(g)]
+        print(f"| {name} | {len(found)} | {beaten[0]} | {beaten[1]} | {np.mean(errors):.2f} |")
+    if searches:
+        print("\n| turns/samples/confidence | leaves the favourite | reference gain per "
+              "decision (points) | ms per decision |")
+        print("|---|---|---|---|")
+    for v, g, s in zip(args.variants, gained, seconds):
+        g = np.asarray(g, dtype=float)
+        g = g[np.isfinite(g)]  # an action outside the reference's candidates: unjudged
+        half = 1.96 * g.std(ddof=1) / np.sqrt(len(g))
+        print(f"| {v['turns']}/{v['samples']}/{v['confidence']:g} | {np.mean(g != 0):.1%} | "
+              f"{g.mean():+.3f} ± {half:.3f} | {1000 * s / n:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

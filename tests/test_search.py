@@ -1,0 +1,216 @@
+"""The search agent (``agents.load("search:<checkpoint>")``): legal, reproducible, honest
+about hidden cards, exact where its simulation is deterministic, and loud about bad
+settings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents import load
+from agents.base import AgentSpecError
+from agents.evaluate import main as evaluate_main
+from agents.load import CheckpointNotFoundError
+from agents.search import PRESETS, SearchAgent, deal_hidden
+from qwinto_env import rules
+from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
+from qwinto_env.spec import cards as card_spec
+from qwinto_env.spec.dice import ENTRY
+from qwinto_env.view import decode_batch
+
+SMALL = {"samples": 4, "top_k": 3, "turns": 1}
+ENGINES = {"dice": (BatchedDiceGame, 37), "cards": (BatchedCardGame, 88)}
+
+
+def decisions(game: str, seed: int, steps: int, num_players: int = 2):
+    """Seat 0's real decisions (several legal actions) in random games after ``steps``."""
+    kind, bits = ENGINES[game]
+    engine = kind(32, num_players, seed=seed)
+    for _ in range(steps):
+        engine.step(uniform_legal(engine.backend, engine.legal_bits(), engine.gen, bits))
+    obs, masks = engine.observations()[:, 0], engine.action_masks()[:, 0]
+    real = masks.sum(1) > 1
+    return engine, obs[real], masks[real]
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_search_plays_legal_actions(game):
+    agent = load(f"search:pretrained:{game}-2p", game=game, **SMALL)
+    agent.reset(seed=0)
+    seen = 0
+    for steps in range(0, 40, 3):  # every phase of both games
+        _, obs, masks = decisions(game, steps, steps)
+        if len(obs):
+            actions = agent.act_batch(obs, masks)
+            assert masks[np.arange(len(obs)), actions].all()
+            assert masks[0, agent.act(obs[0], masks[0])] == 1
+            seen += len(obs)
+    assert seen > 50
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_search_is_reproducible_with_its_seed(game):
+    agent = load(f"search:pretrained:{game}-2p", game=game, **SMALL)
+    _, obs, masks = decisions(game, 3, 31)
+    runs = []
+    for _ in range(2):
+        agent.reset(seed=11)
+        runs.append(agent.act_batch(obs, masks))
+    np.testing.assert_array_equal(*runs)
+
+
+def zero_value(agent: SearchAgent) -> SearchAgent:
+    """The agent with a value head that always says 0: a leaf is worth its score now."""
+    with torch.no_grad():
+        agent.network.value_head.weight.zero_()
+        agent.network.value_head.bias.zero_()
+    return agent
+
+
+@pytest.mark.parametrize("objective", ["score", "margin"])
+def test_gains_over_one_entry_are_the_rules_score_changes(objective):
+    """Searching one entry (turns=1) with a zero value head is deterministic: each
+    candidate's gain is exactly the score it adds by the rules (margin: the other seat
+    plays the same entry whatever I write), with no error, and the agent plays the best."""
+    agent = zero_value(load("search:pretrained:dice-2p", samples=3, top_k=5, turns=1,
+                            objective=objective))
+    agent.reset(seed=0)
+    engine, obs, masks = BatchedDiceGame(64, 2, seed=1), None, None
+    while not (engine.phase == ENTRY and int(engine.turn.min()) > 6):
+        engine.step(uniform_legal(engine.backend, engine.legal_bits(), engine.gen, 37))
+    obs, masks = engine.observations()[:, 0], engine.action_masks()[:, 0]
+    real = masks.sum(1) > 2
+    obs, masks = obs[real], masks[real]
+    logits = agent.network(torch.as_tensor(obs))[0].detach().numpy()
+    logits = np.where(masks > 0, logits, -np.inf)
+    candidates, gain, error = agent.candidate_gains(obs, logits, ENTRY)
+    view = decode_batch(obs)
+    checked = 0
+    for r in range(len(obs)):
+        cells, misthrows = view.cells[r, 0], int(view.misthrows[r, 0])
+        active = view.active[r] == 0
+
+        def score_after(action: int) -> int:
+            if action == rules.NUM_CELLS:  # pass: a misthrow for the active seat
+                return rules.cells_score(list(cells), misthrows + active)
+            after = cells.copy()
+            after[action] = view.value[r]
+            return rules.cells_score(list(after), misthrows)
+
+        base = score_after(int(candidates[r, 0]))
+        for k, action in enumerate(candidates[r]):
+            if np.isfinite(gain[r, k]):
+                assert gain[r, k] == pytest.approx(score_after(int(action)) - base)
+                assert error[r, k] == 0
+                checked += 1
+        best = candidates[r][np.argmax(np.where(gain[r] > 0, gain[r], 0))]
+        assert agent.act(obs[r], masks[r]) == best or gain[r].max() <= 0
+    assert checked > 20
+
+
+def play_position(seed: int):
+    """A card engine at a play where seat 0 is active with several plays."""
+    for s in range(seed, seed + 200):
+        engine = BatchedCardGame(1, 2, seed=s)
+        for _ in range(2 * int(np.random.default_rng(s).integers(3, 12))):
+            engine.step(uniform_legal(engine.backend, engine.legal_bits(), engine.gen, 88))
+        if engine.phase == card_spec.PLAY and engine.active[0] == 0 \
+                and engine.action_masks()[0, 0].sum() > 3 and engine.hands[0, 1].min() < 32:
+            return engine
+    raise AssertionError("no such position")
+
+
+def rearranged(engine: BatchedCardGame, rng: np.random.Generator) -> BatchedCardGame:
+    """The same position with the other seat's hand and the pile dealt again from the
+    same cards: nothing seat 0 sees has changed."""
+    hands, tops = engine.hands.copy(), engine.tops[0]
+    pos, end = int(engine.pile_pos[0]), int(engine.pile_end[0])
+    hidden = np.r_[hands[0, 1][hands[0, 1] < 32], engine.pile[0, pos:end]]
+    hidden = rng.permutation(hidden)
+    size = int((hands[0, 1] < 32).sum())
+    other = np.full(3, -1)
+    other[:size] = hidden[:size]
+    pile = np.full(32, -1)
+    pile[:len(hidden) - size] = hidden[size:]
+    mine = np.where(hands[0, 0] == 32, -1, hands[0, 0])
+    out = BatchedCardGame(1, 2, seed=99)
+    sheet = engine.sheet_state
+    out.set_positions(sheet.cells[:, :, :27], sheet.misthrows, engine.active,
+                      engine.phase, np.stack([mine, other])[None], tops[None],
+                      engine.covered, pile[None])
+    return out
+
+
+def test_card_search_cannot_see_other_hands_or_the_pile_order():
+    rng = np.random.default_rng(0)
+    agent = load("search:pretrained:cards-2p", game="cards", samples=8, top_k=4, turns=2)
+    for seed in range(0, 60, 20):
+        engine = play_position(seed)
+        other = rearranged(engine, rng)
+        assert not np.array_equal(other.hands[0, 1], engine.hands[0, 1]) \
+            or not np.array_equal(other.pile[0, :5], engine.pile[0, int(engine.pile_pos[0]):][:5])
+        obs, mask = engine.observations()[0, 0], engine.action_masks()[0, 0]
+        np.testing.assert_array_equal(other.observations()[0, 0], obs)
+        decided = []
+        for game in (engine, other):
+            agent.reset(seed=seed)
+            decided.append(agent.act(game.observations()[0, 0], game.action_masks()[0, 0]))
+        assert decided[0] == decided[1]
+
+
+def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
+    engine = play_position(3)
+    obs = engine.observations()[:, 0]
+    hands, piles = deal_hidden(obs, 4000, 2, np.random.default_rng(0))
+    view = decode_batch(obs, "cards")
+    seen = set(view.hand[0][view.hand[0] >= 0]) | set(view.tops[0]) \
+        | set(np.flatnonzero(engine.covered[0]))
+    unseen = sorted(set(range(32)) - seen)
+    size = int((engine.hands[0, 1] < 32).sum())
+    counts = np.zeros(32)
+    for hand, pile in zip(hands, piles):
+        assert sorted(hand[0][hand[0] >= 0]) == sorted(view.hand[0][view.hand[0] >= 0])
+        dealt = np.r_[hand[1][hand[1] >= 0], pile[pile >= 0]]
+        assert sorted(dealt) == unseen and (hand[1] >= 0).sum() == size
+        counts[hand[1][hand[1] >= 0]] += 1
+    share = counts[unseen] / len(hands)
+    expected = size / len(unseen)  # every unseen card equally likely in the other hand
+    assert np.abs(share - expected).max() < 0.04
+    assert counts[list(seen)].sum() == 0
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"samples": 0}, "samples must be an integer >= 1"),
+    ({"top_k": 1.5}, "top_k must be an integer >= 1"),
+    ({"turns": -1}, "turns must be an integer >= 0"),
+    ({"confidence": float("nan")}, "confidence must be a finite number >= 0"),
+    ({"objective": "win"}, "objective must be one of"),
+    ({"preset": "fast"}, "unknown search preset 'fast'"),
+    ({"depth": 3}, r"unknown search settings \['depth'\]"),
+])
+def test_bad_settings_name_the_setting(kwargs, message):
+    with pytest.raises(AgentSpecError, match=message):
+        load("search:pretrained:dice-2p", **kwargs)
+
+
+def test_settings_in_the_spec():
+    agent = load("search[person,samples=8]:pretrained:cards-2p", game="cards")
+    assert agent.settings() == {**PRESETS["person"], "samples": 8, "objective": "score"}
+    assert agent.name == "search[person,samples=8]:pretrained:cards-2p"
+    with pytest.raises(AgentSpecError, match="given both in the spec and as keyword"):
+        load("search[samples=8]:pretrained:dice-2p", samples=4)
+    with pytest.raises(AgentSpecError, match="settings go in brackets"):
+        load("search[samples=8:pretrained:dice-2p")
+    with pytest.raises(AgentSpecError, match="search plays a checkpoint"):
+        load("search:expert")
+    with pytest.raises(CheckpointNotFoundError, match="does not exist"):
+        load("search:missing.pt")
+
+
+def test_the_evaluator_plays_it_from_the_command_line(capsys):
+    evaluate_main(["--game", "cards", "--players", "2", "--agents",
+                          "search[samples=2,top_k=2,turns=1]:pretrained:cards-2p,"
+                          "pretrained:cards-2p", "--games", "4", "--quiet"])
+    out = capsys.readouterr().out
+    assert "| search[samples=2,top_k=2,turns=1]:pretrained:cards-2p |" in out
