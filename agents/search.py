@@ -9,8 +9,9 @@ or ``pretrained:<name>``, both games). For a decision with several legal actions
    each, and every other decision, of every seat, by the policy (deterministic);
 3. stops after ``turns`` turn ends (the current turn's end is the first; 0: at the end of
    the game) and scores each copy by the objective: ``"score"``, the searching seat's
-   points now plus what its value head expects to come, or ``"margin"``, that minus the
-   same for the best other seat (a finished copy: its final scores);
+   points now plus what its value head expects to come; ``"margin"``, that minus the
+   same for the best other seat; ``"win"``, 1 when that margin is positive, 1/2 when it
+   is 0, else 0 (a finished copy: by its final scores; solo play: always ``"score"``);
 4. plays the candidate with the best mean.
 
 **Chance.** The copies of a candidate differ only in chance, and candidate ``k``'s
@@ -34,7 +35,9 @@ setting        default   meaning
 ``samples``    16        simulated games per candidate
 ``top_k``      4         candidates (the policy's most likely legal actions)
 ``turns``      2         turn ends simulated before the value head scores (0: to the end)
-``objective``  "score"   ``"score"`` or ``"margin"`` (see above)
+``confidence``  0         standard errors by which a candidate's paired gain must beat
+                         the favourite's for the agent to leave the favourite
+``objective``  "score"   ``"score"``, ``"margin"`` or ``"win"`` (see above)
 =============  ========  ==============================================================
 """
 
@@ -58,7 +61,7 @@ from .policy import PolicyNetwork
 
 __all__ = ["SearchAgent", "OBJECTIVES", "PRESETS", "deal_hidden"]
 
-OBJECTIVES = ("score", "margin")
+OBJECTIVES = ("score", "margin", "win")
 #: Named settings: ``"person"`` answers a person within about a second on one core,
 #: ``"evaluate"`` plays several games per second in the batched evaluator.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -267,7 +270,8 @@ class SearchAgent(Agent):
         points = scores.astype(np.float64) + (0.0 if to_come is None else to_come)
         if self.objective == "score" or self.num_players == 1:
             return points[:, 0]
-        return points[:, 0] - points[:, 1:].max(1)
+        margin = points[:, 0] - points[:, 1:].max(1)
+        return margin if self.objective == "margin" else (np.sign(margin) + 1) / 2
 
     def _dice(self, engine: Any, R: int, K: int) -> np.ndarray:
         """Die faces (N, 3) for a rolling step: one draw per (observation, sample),

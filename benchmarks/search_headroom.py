@@ -23,25 +23,9 @@ import numpy as np
 import torch
 
 from agents import load
-from qwinto_env.batched import BATCHED_GAMES
+from agents.search import OBJECTIVES
+from bench_search import self_play_decisions
 from qwinto_env.spec import SPECS
-
-
-def collect(game: str, policy, decisions: int, seed: int) -> list[tuple]:
-    """Seat 0's real decisions (observation, mask, phase) from self-play, spread over
-    whole games (one in about 2.5 steps of 64 games)."""
-    engine = BATCHED_GAMES[game](64, 2, seed=seed)
-    rng = np.random.default_rng(seed)
-    found: list[tuple] = []
-    while len(found) < decisions:
-        obs, masks = engine.observations(), engine.action_masks()
-        actions = np.stack([policy.act_batch(obs[:, s], masks[:, s]) for s in range(2)], 1)
-        real = np.flatnonzero(masks[:, 0].sum(1) > 1)
-        if len(real) and rng.random() < 0.4:
-            g = rng.choice(real)
-            found.append((obs[g, 0].copy(), masks[g, 0].copy(), engine.phase))
-        engine.step(actions)
-    return found
 
 
 def variant(text: str) -> dict:
@@ -57,22 +41,24 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=4)
     parser.add_argument("--variants", nargs="*", type=variant, default=[],
                         help="turns/samples/confidence of each search to judge")
+    parser.add_argument("--objective", default="score", choices=OBJECTIVES,
+                        help="what reference and variants maximise (gains in its units: "
+                             "points, or wins per game for 'win')")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     checkpoint = f"pretrained:{args.game}-2p"
-    policy = load(checkpoint, game=args.game)
     reference = load(f"search:{checkpoint}", game=args.game, samples=args.samples,
-                     top_k=args.top_k, turns=0)
-    searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k, **v)
-                for v in args.variants]
+                     top_k=args.top_k, turns=0, objective=args.objective)
+    searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k,
+                     objective=args.objective, **v) for v in args.variants]
     for i, agent in enumerate([reference] + searches):
         agent.reset(seed=args.seed + i)
     phases = SPECS[args.game].phases
     verdicts: dict[str, list] = {}
     gained = [[] for _ in searches]
     seconds = [0.0 for _ in searches]
-    for obs, mask, phase in collect(args.game, policy, args.decisions, args.seed):
+    for obs, mask, phase in self_play_decisions(args.game, args.decisions, args.seed):
         with torch.no_grad():
             logits = reference.network(torch.as_tensor(obs[None]))[0].numpy()
         logits = np.where(mask[None] > 0, logits, -np.inf)
@@ -85,8 +71,9 @@ def main() -> None:
             seconds[i] += time.perf_counter() - start
             gained[i].append(truth.get(action, np.nan))
     n = args.decisions
-    print(f"{args.game}: {n} decisions of {checkpoint} self-play; reference: top_k="
-          f"{args.top_k}, {args.samples} samples per candidate, to the end of the game\n")
+    print(f"{args.game}: {n} decisions of {checkpoint} self-play; objective "
+          f"{args.objective}; reference: top_k={args.top_k}, {args.samples} samples per "
+          f"candidate, to the end of the game\n")
     print("| phase | decisions | a candidate beats the favourite at z=2 | at z=3 | "
           "mean standard error |")
     print("|---|---|---|---|---|")
@@ -97,7 +84,7 @@ def main() -> None:
         print(f"| {name} | {len(found)} | {beaten[0]} | {beaten[1]} | {np.mean(errors):.2f} |")
     if searches:
         print("\n| turns/samples/confidence | leaves the favourite | reference gain per "
-              "decision (points) | ms per decision |")
+              "decision | ms per decision |")
         print("|---|---|---|---|")
     for v, g, s in zip(args.variants, gained, seconds):
         g = np.asarray(g, dtype=float)

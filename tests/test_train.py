@@ -50,6 +50,7 @@ def test_default_yaml_matches_the_dataclass_defaults():
     ("optimizer.lr=1", "^optimizer: unknown config field"),
     ("nonsense", "must look like section.field=value"),
     ("run.init_from=x.pt", "^run.init_from: .*set imitation.games: 0"),
+    ("imitation.refine=true", "^imitation.refine: .*set run.init_from and imitation.games"),
 ])
 def test_bad_overrides_name_the_field(override, message):
     extra = ["env.game=cards"] if "cards" in message else []
@@ -199,6 +200,27 @@ def test_init_from_starts_from_a_checkpoint_and_rejects_a_mismatch(tmp_path, cap
     # a run started from the checkpoint trains on from it
     assert run_train(tmp_path, "run.name=b", *TINY, f"run.init_from={source}") == 0
     checkpoint_plays(tmp_path / "b" / "final.pt")
+
+
+def test_refine_fits_the_start_network_to_a_search_of_it(tmp_path, capsys):
+    """Expert iteration: imitation.refine starts the warm start from run.init_from (so
+    with step sizes of ~0 the run ends where it started) and plays the search's games."""
+    assert run_train(tmp_path, "run.name=a", *TINY) == 0
+    source = tmp_path / "a" / "final.pt"
+    capsys.readouterr()
+    still = ["ppo.learning_rate=1e-12", "imitation.learning_rate=1e-12"]
+    search = f"search[samples=2,top_k=2,turns=1]:{source}"
+    refine = [f"run.init_from={source}", "imitation.refine=true", "imitation.games=3",
+              "imitation.steps_per_game=0", f"imitation.demonstrator={search}"]
+    assert run_train(tmp_path, "run.name=e", *TINY, *refine, *still) == 0
+    assert f"the network of run.init_from '{source}', then imitate 3 self-play games of " \
+           f"'{search}'" in capsys.readouterr().out
+    start = torch.load(source, weights_only=True)["state_dict"]
+    end = torch.load(tmp_path / "e" / "final.pt", weights_only=True)["state_dict"]
+    assert all(torch.allclose(end[k], v, atol=1e-6) for k, v in start.items())
+    # refine without run.init_from is refused: there is nothing to refine
+    assert run_train(tmp_path, "run.name=f", *TINY, *refine[1:], *still) == 2
+    assert "imitation.refine: refines the network of run.init_from" in capsys.readouterr().err
 
 
 def test_init_from_grows_into_a_larger_feature_set(tmp_path, observations):

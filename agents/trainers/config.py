@@ -116,7 +116,8 @@ class RunConfig:
     init_from: str = documented("", (
         "torch trainer: start from this checkpoint's network (a path, or pretrained:<name>, "
         "for env.game and env.num_players; the same network config) instead of an "
-        "imitation warm start (set imitation.games: 0); \"\" = a fresh network"))
+        "imitation warm start (set imitation.games: 0; or imitation.refine: true to "
+        "imitate from it); \"\" = a fresh network"))
 
 
 @dataclass
@@ -188,6 +189,10 @@ class ImitationConfig:
     batch_size: int = ranged(256, 1, 2 ** 20, doc="minibatch size")
     learning_rate: float = ranged(1e-3, 0, 1, low_open=True,
                                   doc="Adam's step size in the warm start")
+    refine: bool = documented(False, (
+        "true: fit the network of run.init_from to the demonstrator (expert iteration: "
+        "the demonstrator a search of that checkpoint, search[...]:<checkpoint>); false: "
+        "run.init_from and imitation.games exclude each other"))
 
 
 @dataclass
@@ -286,9 +291,13 @@ class TrainConfig:
             raise ConfigError(f"run.name: must be a plain folder name (1-100 letters, digits, "
                               f"'.', '_', '-', starting with a letter or digit), got "
                               f"{_shown(self.run.name)}")
-        if self.run.init_from and self.imitation.games:
+        if self.run.init_from and self.imitation.games and not self.imitation.refine:
             raise ConfigError("run.init_from: run.init_from and imitation.games are two ways to "
-                              "start a run; set imitation.games: 0 to start from run.init_from")
+                              "start a run; set imitation.games: 0 to start from run.init_from "
+                              "(or imitation.refine: true to fit it to imitation.demonstrator)")
+        if self.imitation.refine and not (self.run.init_from and self.imitation.games):
+            raise ConfigError("imitation.refine: refines the network of run.init_from by "
+                              "imitation; set run.init_from and imitation.games too")
 
     def _validate_game(self) -> None:
         env = self.env
@@ -651,13 +660,15 @@ def _warm_start_plan(cfg: TrainConfig, resume: bool) -> str:
     ic, games = cfg.imitation, cfg.warm_start_games()
     if resume:
         return "none (resuming from the last checkpoint)"
-    if cfg.run.init_from:
-        return f"the network of run.init_from {cfg.run.init_from!r}"
+    start = f"the network of run.init_from {cfg.run.init_from!r}"
+    if cfg.run.init_from and not ic.refine:
+        return start
     if not games:
         return "none" + (f" (imitation.games {ic.games:,} capped to 0: run.total_steps "
                          f"< imitation.steps_per_game)" if ic.games else "")
     capped = (f"; imitation.games {ic.games:,} capped at one game per "
               f"imitation.steps_per_game = {ic.steps_per_game:,} of run.total_steps"
               if games < ic.games else "")
-    return (f"imitate {games:,} self-play game{'s' if games > 1 else ''} of {ic.demonstrator!r} "
-            f"({ic.epochs} epochs){capped}")
+    then = f"{start}, then " if ic.refine else ""
+    return (f"{then}imitate {games:,} self-play game{'s' if games > 1 else ''} of "
+            f"{ic.demonstrator!r} ({ic.epochs} epochs){capped}")

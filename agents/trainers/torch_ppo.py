@@ -230,10 +230,12 @@ class TorchPPO:
             self.optimizer.load_state_dict(state["optimizer"])
             self.pool.load_state_dict(state["pool"], self.net)
             step = state["step"]
-        elif cfg.run.init_from:
-            init_network(self.net, cfg)
-        elif cfg.imitation.games:
-            run.log(0, pretrain(self.net, collect(cfg, progress), cfg, self.device, progress))
+        else:
+            if cfg.run.init_from:
+                init_network(self.net, cfg)
+            if cfg.imitation.games:  # with run.init_from only when imitation.refine
+                run.log(0, pretrain(self.net, collect(cfg, progress), cfg, self.device,
+                                    progress))
         if not resume and self.snapshots:
             self.pool.add_snapshot(self.net)
         return step

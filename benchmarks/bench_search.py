@@ -1,0 +1,72 @@
+"""How long the search bot takes per decision, on one core.
+
+    python benchmarks/bench_search.py [--decisions 100] [--presets person evaluate]
+
+For each game and preset of :data:`agents.search.PRESETS`: seat 0's real decisions
+(several legal actions) from self-play of the shipped checkpoint, spread over whole
+games, each decided alone (``act``, as a person's opponent does) with one torch thread;
+the median, 95th percentile and slowest time per decision. The evaluator's speed with
+many games at once is what ``python -m agents.evaluate`` prints (games/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import torch
+
+from agents import load
+from agents.search import PRESETS
+from qwinto_env.batched import BATCHED_GAMES
+
+
+def self_play_decisions(game: str, decisions: int, seed: int) -> list[tuple]:
+    """Seat 0's real decisions (observation, mask, phase) in self-play of the shipped
+    2-player checkpoint, spread over whole games (one in about 2.5 steps of 64 games)."""
+    policy = load(f"pretrained:{game}-2p", game=game)
+    engine = BATCHED_GAMES[game](64, 2, seed=seed)
+    rng = np.random.default_rng(seed)
+    found: list[tuple] = []
+    while len(found) < decisions:
+        obs, masks = engine.observations(), engine.action_masks()
+        actions = np.stack([policy.act_batch(obs[:, s], masks[:, s]) for s in range(2)], 1)
+        real = np.flatnonzero(masks[:, 0].sum(1) > 1)
+        if len(real) and rng.random() < 0.4:
+            g = rng.choice(real)
+            found.append((obs[g, 0].copy(), masks[g, 0].copy(), engine.phase))
+        engine.step(actions)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=100)
+    parser.add_argument("--games", nargs="*", default=["dice", "cards"])
+    parser.add_argument("--presets", nargs="*", default=sorted(PRESETS))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"{platform.machine()}, Python {platform.python_version()}, torch "
+          f"{torch.__version__}, one thread; {args.decisions} decisions per row\n")
+    print("| game | preset | settings | median ms | 95th percentile ms | slowest ms |")
+    print("|---|---|---|---|---|---|")
+    for game in args.games:
+        found = self_play_decisions(game, args.decisions, args.seed)
+        for preset in args.presets:
+            agent = load(f"search[{preset}]:pretrained:{game}-2p", game=game)
+            agent.reset(seed=args.seed)
+            times = []
+            for obs, mask, _ in found:
+                start = time.perf_counter()
+                agent.act(obs, mask)
+                times.append(1000 * (time.perf_counter() - start))
+            settings = ", ".join(f"{k}={v}" for k, v in agent.settings().items())
+            print(f"| {game} | {preset} | {settings} | {np.median(times):.0f} | "
+                  f"{np.percentile(times, 95):.0f} | {max(times):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
