@@ -27,18 +27,21 @@ the network's forward passes dominate (``docs/search.md`` has the measured times
 ``act_batch`` searches a whole batch of decisions in one engine, which is how the
 evaluator plays it at several games per second.
 
-Settings (keyword arguments of ``agents.load``; :data:`PRESETS` names sets of them):
+Settings (keyword arguments of ``agents.load``, or in the spec:
+``"search[person,samples=32]:pretrained:cards-2p"``); a ``preset`` of :data:`PRESETS`
+names a set of them per game, :data:`DEFAULTS` fills the rest:
 
-=============  ========  ==============================================================
-setting        default   meaning
-=============  ========  ==============================================================
-``samples``    16        simulated games per candidate
-``top_k``      4         candidates (the policy's most likely legal actions)
-``turns``      2         turn ends simulated before the value head scores (0: to the end)
-``confidence``  0         standard errors by which a candidate's paired gain must beat
-                         the favourite's for the agent to leave the favourite
-``objective``  "score"   ``"score"``, ``"margin"`` or ``"win"`` (see above)
-=============  ========  ==============================================================
+==============  ========  ==============================================================
+setting         default   meaning
+==============  ========  ==============================================================
+``samples``     16        simulated games per candidate
+``top_k``       4         candidates (the policy's most likely legal actions)
+``turns``       2         turn ends simulated before the value head scores (0: to the end)
+``confidence``  1.0       standard errors by which a candidate's paired gain must exceed
+                          0 for the agent to leave the policy's favourite
+``phases``      "all"     the phases searched, e.g. ``"play"``; the policy decides the rest
+``objective``   "score"   ``"score"``, ``"margin"`` or ``"win"`` (see above)
+==============  ========  ==============================================================
 """
 
 from __future__ import annotations
@@ -59,25 +62,51 @@ from .base import Agent, AgentSpecError, legal_rows
 from .lookahead import value_units
 from .policy import PolicyNetwork
 
-__all__ = ["SearchAgent", "OBJECTIVES", "PRESETS", "deal_hidden"]
+__all__ = ["SearchAgent", "OBJECTIVES", "DEFAULTS", "PRESETS", "deal_hidden",
+           "paired_gains"]
 
 OBJECTIVES = ("score", "margin", "win")
-#: Named settings: ``"person"`` answers a person within about a second on one core,
-#: ``"evaluate"`` plays several games per second in the batched evaluator.
-PRESETS: dict[str, dict[str, Any]] = {
-    "evaluate": {"samples": 16, "top_k": 4, "turns": 2, "confidence": 0.0},
-    "person": {"samples": 64, "top_k": 6, "turns": 4, "confidence": 0.0},
+#: The settings (keyword arguments) and their values when neither they nor a preset say.
+DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence": 1.0,
+                            "phases": "all", "objective": "score"}
+#: Named settings per game (the rest from :data:`DEFAULTS`): ``"evaluate"`` (used when no
+#: preset is named) plays several games per second in the batched evaluator, ``"person"``
+#: answers a person within about a second per decision on one core. Chosen by
+#: measurement: ``docs/search.md``.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "dice": {"evaluate": {}, "person": {"samples": 64, "turns": 0}},
+    "cards": {"evaluate": {"phases": "play", "turns": 4},
+              "person": {"phases": "play", "turns": 8, "samples": 128}},
 }
-_DEFAULTS = PRESETS["evaluate"]
-#: The numeric settings (each preset gives all of them).
-SETTINGS = tuple(_DEFAULTS)
 
 
-def _positive_int(name: str, value: Any, low: int) -> int:
+def _check_int(name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise AgentSpecError(f"search setting {name} must be an integer >= {low}, "
                              f"got {value!r}")
     return int(value)
+
+
+def _check_number(name: str, value: Any, low: float, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or value < low or (strict and value == low):
+        raise AgentSpecError(f"search setting {name} must be a finite number "
+                             f"{'>' if strict else '>='} {low:g}, got {value!r}")
+    return float(value)
+
+
+def _check_phases(value: Any, game: str) -> tuple[int, ...]:
+    """Phase numbers from ``"all"``, ``"play+entry"`` or a sequence of phase names."""
+    names = SPECS[game].phases[:-1]  # the last phase is the game's end: nothing to decide
+    given = names if value == "all" else value.split("+") if isinstance(value, str) else value
+    try:
+        picked = tuple(sorted({names.index(name) for name in given}))
+    except (TypeError, ValueError):
+        picked = ()
+    if not picked:
+        raise AgentSpecError(f"search setting phases must be 'all' or phase names of the "
+                             f"{game} game joined by '+' ({'+'.join(names)}), got {value!r}")
+    return picked
 
 
 class SearchAgent(Agent):
@@ -87,49 +116,41 @@ class SearchAgent(Agent):
         network: a :class:`PolicyNetwork` for ``game`` and ``num_players``.
         reward_scale: the value head's units (``ppo.reward_scale`` of its training): the
             value divided by it is the points the seat still expects.
-        samples, top_k, turns, objective: the settings table of the module docstring.
-        preset: a name of :data:`PRESETS` whose settings the others override.
+        preset: a name of :data:`PRESETS` (default ``"evaluate"``).
+        settings: the settings table of the module docstring, over the preset's.
     """
 
     name = "search"
     supports_batch = True
 
     def __init__(self, network: PolicyNetwork, game: str = "dice", num_players: int = 2,
-                 reward_scale: float = 0.05, samples: int | None = None,
-                 top_k: int | None = None, turns: int | None = None,
-                 confidence: float | None = None, objective: str = "score",
-                 preset: str | None = None):
+                 reward_scale: float = 0.05, preset: str = "evaluate", **settings: Any):
         spec = SPECS.get(game)
         if spec is None or network.observation_size != spec.observation_size(num_players) \
                 or network.num_actions != spec.num_actions:
             raise AgentSpecError(f"the network takes {network.observation_size} observations "
                                  f"and {network.num_actions} actions, not those of the "
                                  f"{num_players}-player {game} game")
-        if preset is not None and preset not in PRESETS:
+        if preset not in PRESETS[game]:
             raise AgentSpecError(f"unknown search preset {preset!r}; choose one of "
-                                 f"{sorted(PRESETS)}")
-        base = PRESETS[preset] if preset is not None else _DEFAULTS
-        given = {"samples": samples, "top_k": top_k, "turns": turns, "confidence": confidence}
-        settings = {k: base[k] if v is None else v for k, v in given.items()}
-        if objective not in OBJECTIVES:
-            raise AgentSpecError(f"search setting objective must be one of {OBJECTIVES}, "
-                                 f"got {objective!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
-                or not math.isfinite(reward_scale) or reward_scale <= 0:
-            raise AgentSpecError(f"reward_scale must be a finite number > 0, "
-                                 f"got {reward_scale!r}")
+                                 f"{sorted(PRESETS[game])}")
+        unknown = sorted(set(settings) - set(DEFAULTS))
+        if unknown:
+            raise AgentSpecError(f"unknown search settings {unknown}; the settings are "
+                                 f"{list(DEFAULTS)} and preset")
+        chosen = {**DEFAULTS, **PRESETS[game][preset], **settings}
         super().__init__(game, num_players)
-        self.samples = _positive_int("samples", settings["samples"], 1)
-        self.top_k = _positive_int("top_k", settings["top_k"], 1)
-        self.turns = _positive_int("turns", settings["turns"], 0)
-        self.confidence = settings["confidence"]
-        if isinstance(self.confidence, bool) or not isinstance(self.confidence, (int, float)) \
-                or not math.isfinite(self.confidence) or self.confidence < 0:
-            raise AgentSpecError(f"search setting confidence must be a finite number >= 0, "
-                                 f"got {self.confidence!r}")
-        self.confidence = float(self.confidence)
-        self.objective = objective
-        self.reward_scale = float(reward_scale)
+        self.preset = preset
+        self.samples = _check_int("samples", chosen["samples"], 1)
+        self.top_k = _check_int("top_k", chosen["top_k"], 1)
+        self.turns = _check_int("turns", chosen["turns"], 0)
+        self.confidence = _check_number("confidence", chosen["confidence"], 0.0)
+        self.phases = _check_phases(chosen["phases"], game)
+        if chosen["objective"] not in OBJECTIVES:
+            raise AgentSpecError(f"search setting objective must be one of {OBJECTIVES}, "
+                                 f"got {chosen['objective']!r}")
+        self.objective = chosen["objective"]
+        self.reward_scale = _check_number("reward_scale", reward_scale, 0.0, strict=True)
         self.network = network.eval()
         self.spec = spec
         self._engine = batched.BATCHED_GAMES[game]
@@ -139,10 +160,6 @@ class SearchAgent(Agent):
     def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any],
                         **kwargs: Any) -> "SearchAgent":
         """The agent of a loaded checkpoint, its value units from its training config."""
-        unknown = sorted(set(kwargs) - set(SETTINGS) - {"reward_scale", "objective", "preset"})
-        if unknown:
-            raise AgentSpecError(f"unknown search settings {unknown}; the settings are "
-                                 f"{sorted(SETTINGS) + ['objective', 'preset']}")
         units = value_units(data)
         if "reward_scale" in units:
             kwargs.setdefault("reward_scale", units["reward_scale"])
@@ -150,9 +167,10 @@ class SearchAgent(Agent):
                    **kwargs)
 
     def settings(self) -> dict[str, Any]:
-        """The settings this agent plays with."""
+        """The settings this agent plays with (``phases`` as names)."""
+        names = "+".join(self.spec.phases[p] for p in self.phases)
         return {"samples": self.samples, "top_k": self.top_k, "turns": self.turns,
-                "confidence": self.confidence, "objective": self.objective}
+                "confidence": self.confidence, "phases": names, "objective": self.objective}
 
     # -- deciding --------------------------------------------------------------------
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -167,7 +185,7 @@ class SearchAgent(Agent):
         logits = np.where(legal, logits, -np.inf)
         out = logits.argmax(1)
         phase = np.asarray(decode_batch(obs, self.game).phase)
-        todo = legal.sum(1) > 1
+        todo = (legal.sum(1) > 1) & np.isin(phase, self.phases)
         for p in np.unique(phase[todo]):  # one engine phase per search
             rows = np.flatnonzero(todo & (phase == p))
             out[rows] = self._search(obs[rows], logits[rows], int(p))

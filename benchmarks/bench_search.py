@@ -45,7 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=100)
     parser.add_argument("--games", nargs="*", default=["dice", "cards"])
-    parser.add_argument("--presets", nargs="*", default=sorted(PRESETS))
+    parser.add_argument("--presets", nargs="*", default=None, help="default: every one")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -55,7 +55,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for game in args.games:
         found = self_play_decisions(game, args.decisions, args.seed)
-        for preset in args.presets:
+        for preset in args.presets or sorted(PRESETS[game]):
             agent = load(f"search[{preset}]:pretrained:{game}-2p", game=game)
             agent.reset(seed=args.seed)
             times = []

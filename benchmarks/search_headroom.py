@@ -4,14 +4,14 @@ Plays the shipped checkpoint against itself on the batched engine and takes seat
 decisions (several legal actions), spread over whole games. Each decision is searched
 once deeply, the **reference**: ``--samples`` simulated games per candidate played to the
 end (no value head, so nothing biases it), giving each candidate's gain in points over
-the policy's favourite. Then each variant (``turns/samples/confidence``) searches the
+the policy's favourite. Then each variant (``turns/samples/confidence[/phases]``) searches the
 same decision; its row shows how often it leaves the favourite, the reference gain of
 what it plays (points per decision, with a 95% interval; a wrong deviation counts
 negative) and its time per decision on one core. Per phase, the reference's own verdict:
 how often some candidate beats the favourite by more than 2 and 3 standard errors.
 
     python benchmarks/search_headroom.py --game cards --decisions 120 \\
-        --variants 2/16/0 2/16/2 0/32/2
+        --variants 2/16/1/play 4/16/2 0/32/2
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from qwinto_env.spec import SPECS
 
 
 def variant(text: str) -> dict:
-    turns, samples, confidence = text.split("/")
-    return {"turns": int(turns), "samples": int(samples), "confidence": float(confidence)}
+    """``turns/samples/confidence`` or ``turns/samples/confidence/phases`` as settings."""
+    turns, samples, confidence, *phases = text.split("/")
+    return {"turns": int(turns), "samples": int(samples), "confidence": float(confidence),
+            "phases": phases[0] if phases else "all"}
 
 
 def main() -> None:
@@ -40,7 +42,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=256, help="the reference's samples")
     parser.add_argument("--top-k", type=int, default=4)
     parser.add_argument("--variants", nargs="*", type=variant, default=[],
-                        help="turns/samples/confidence of each search to judge")
+                        help="turns/samples/confidence[/phases] of each search to judge")
     parser.add_argument("--objective", default="score", choices=OBJECTIVES,
                         help="what reference and variants maximise (gains in its units: "
                              "points, or wins per game for 'win')")
@@ -49,7 +51,7 @@ def main() -> None:
     torch.set_num_threads(1)
     checkpoint = f"pretrained:{args.game}-2p"
     reference = load(f"search:{checkpoint}", game=args.game, samples=args.samples,
-                     top_k=args.top_k, turns=0, objective=args.objective)
+                     top_k=args.top_k, turns=0, objective=args.objective, phases="all")
     searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k,
                      objective=args.objective, **v) for v in args.variants]
     for i, agent in enumerate([reference] + searches):
@@ -69,7 +71,7 @@ def main() -> None:
             start = time.perf_counter()
             action = int(agent.act(obs, mask))
             seconds[i] += time.perf_counter() - start
-            gained[i].append(truth.get(action, np.nan))
+            gained[i].append((phases[phase], truth.get(action, np.nan)))
     n = args.decisions
     print(f"{args.game}: {n} decisions of {checkpoint} self-play; objective "
           f"{args.objective}; reference: top_k={args.top_k}, {args.samples} samples per "
@@ -83,15 +85,19 @@ def main() -> None:
         errors = [e for r in found for g, e in zip(*r) if np.isfinite(g)]
         print(f"| {name} | {len(found)} | {beaten[0]} | {beaten[1]} | {np.mean(errors):.2f} |")
     if searches:
-        print("\n| turns/samples/confidence | leaves the favourite | reference gain per "
-              "decision | ms per decision |")
-        print("|---|---|---|---|")
-    for v, g, s in zip(args.variants, gained, seconds):
-        g = np.asarray(g, dtype=float)
-        g = g[np.isfinite(g)]  # an action outside the reference's candidates: unjudged
-        half = 1.96 * g.std(ddof=1) / np.sqrt(len(g))
-        print(f"| {v['turns']}/{v['samples']}/{v['confidence']:g} | {np.mean(g != 0):.1%} | "
-              f"{g.mean():+.3f} ± {half:.3f} | {1000 * s / n:.0f} |")
+        names = list(verdicts)
+        print(f"\n| turns/samples/confidence/phases | leaves the favourite | reference gain per "
+              f"decision | {' | '.join(f'of which {p}' for p in names)} | ms per decision |")
+        print("|---|---|---|" + "---|" * len(names) + "---|")
+    for v, found, s in zip(args.variants, gained, seconds):
+        where = np.array([p for p, _ in found])
+        g = np.array([x for _, x in found], dtype=float)
+        ok = np.isfinite(g)  # an action outside the reference's candidates: unjudged
+        half = 1.96 * g[ok].std(ddof=1) / np.sqrt(ok.sum())
+        parts = " | ".join(f"{np.nansum(g[where == p]) / n:+.3f}" for p in names)
+        print(f"| {v['turns']}/{v['samples']}/{v['confidence']:g}/{v['phases']} | "
+              f"{np.mean(g[ok] != 0):.1%} "
+              f"| {g[ok].mean():+.3f} ± {half:.3f} | {parts} | {1000 * s / n:.0f} |")
 
 
 if __name__ == "__main__":

@@ -12,14 +12,14 @@ from agents import load
 from agents.base import AgentSpecError
 from agents.evaluate import main as evaluate_main
 from agents.load import CheckpointNotFoundError
-from agents.search import PRESETS, SearchAgent, deal_hidden
+from agents.search import DEFAULTS, PRESETS, SearchAgent, deal_hidden
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
 from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import ENTRY
 from qwinto_env.view import decode_batch
 
-SMALL = {"samples": 4, "top_k": 3, "turns": 1}
+SMALL = {"samples": 4, "top_k": 3, "turns": 1, "phases": "all"}
 ENGINES = {"dice": (BatchedDiceGame, 37), "cards": (BatchedCardGame, 88)}
 
 
@@ -58,6 +58,25 @@ def test_search_is_reproducible_with_its_seed(game):
         agent.reset(seed=11)
         runs.append(agent.act_batch(obs, masks))
     np.testing.assert_array_equal(*runs)
+
+
+def test_phases_left_out_follow_the_policy():
+    searched = load("search:pretrained:cards-2p", game="cards", samples=4, top_k=4,
+                    confidence=0, phases="entry")
+    policy = load("pretrained:cards-2p", game="cards")
+    plays = entries = 0
+    for steps in range(10, 40, 3):
+        engine, obs, masks = decisions("cards", steps, steps)
+        if len(obs):
+            searched.reset(seed=steps)
+            chose = searched.act_batch(obs, masks)
+            same = chose == policy.act_batch(obs, masks)
+            if engine.phase == card_spec.PLAY:
+                assert same.all()
+                plays += len(obs)
+            else:
+                entries += len(obs) - same.sum()
+    assert plays > 20 and entries > 0  # the entries were searched (some choices differ)
 
 
 def zero_value(agent: SearchAgent) -> SearchAgent:
@@ -185,9 +204,12 @@ def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     ({"top_k": 1.5}, "top_k must be an integer >= 1"),
     ({"turns": -1}, "turns must be an integer >= 0"),
     ({"confidence": float("nan")}, "confidence must be a finite number >= 0"),
-    ({"objective": "win"}, "objective must be one of"),
+    ({"objective": "points"}, "objective must be one of"),
     ({"preset": "fast"}, "unknown search preset 'fast'"),
     ({"depth": 3}, r"unknown search settings \['depth'\]"),
+    ({"phases": "play"}, "phases must be 'all' or phase names of the dice game"),
+    ({"phases": ""}, "phases must be 'all'"),
+    ({"reward_scale": 0}, "reward_scale must be a finite number > 0"),
 ])
 def test_bad_settings_name_the_setting(kwargs, message):
     with pytest.raises(AgentSpecError, match=message):
@@ -195,9 +217,12 @@ def test_bad_settings_name_the_setting(kwargs, message):
 
 
 def test_settings_in_the_spec():
-    agent = load("search[person,samples=8]:pretrained:cards-2p", game="cards")
-    assert agent.settings() == {**PRESETS["person"], "samples": 8, "objective": "score"}
-    assert agent.name == "search[person,samples=8]:pretrained:cards-2p"
+    agent = load("search[person,samples=8,phases=play+entry]:pretrained:cards-2p",
+                 game="cards")
+    assert agent.settings() == {**DEFAULTS, **PRESETS["cards"]["person"], "samples": 8,
+                                "phases": "play+entry"}
+    assert agent.phases == (0, 1)
+    assert agent.name == "search[person,samples=8,phases=play+entry]:pretrained:cards-2p"
     with pytest.raises(AgentSpecError, match="given both in the spec and as keyword"):
         load("search[samples=8]:pretrained:dice-2p", samples=4)
     with pytest.raises(AgentSpecError, match="settings go in brackets"):
