@@ -15,8 +15,10 @@ from ..spec import SPECS
 
 __all__ = ["BotMenu", "DEFAULT_BOTS"]
 
-#: The bots a server offers unless told otherwise: the scripted ones and the shipped ones.
-DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:cards-2p")
+#: The bots a server offers unless told otherwise: the scripted ones, the shipped ones,
+#: and the card game's search at its person-facing settings (agents/search.py).
+DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:cards-2p",
+                "search[person]:pretrained:cards-2p")
 
 
 class BotMenu:
