@@ -74,7 +74,8 @@ DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence":
 #: answers a person within about a second per decision on one core. Chosen by
 #: measurement: ``docs/search.md``.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "dice": {"evaluate": {}, "person": {"samples": 64, "turns": 0}},
+    "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win"},
+             "person": {"turns": 0, "samples": 64, "confidence": 2.0, "objective": "win"}},
     "cards": {"evaluate": {"phases": "play", "turns": 4},
               "person": {"phases": "play", "turns": 8, "samples": 128}},
 }
