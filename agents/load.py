@@ -50,6 +50,8 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED_PREFIX = "pretrained:"
 LOOKAHEAD_PREFIX = "lookahead:"
 SEARCH_PREFIX = "search:"
+#: A search spec with settings: ``search[samples=32,turns=0]:<checkpoint>``.
+SEARCH_SETTINGS_PREFIX = "search["
 PLANNERS = (LOOKAHEAD_PREFIX, SEARCH_PREFIX)
 #: Player counts of each game (its spec's limits).
 PLAYER_COUNTS = {name: spec.player_counts for name, spec in SPECS.items()}
@@ -105,7 +107,7 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return factory(game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
-    if isinstance(spec, str) and spec.startswith(PLANNERS + (SEARCH_PREFIX[:-1] + "[",)):
+    if isinstance(spec, str) and spec.startswith(PLANNERS + (SEARCH_SETTINGS_PREFIX,)):
         return _planner(spec, game, num_players, kwargs)
     network, _ = read_checkpoint(spec, game, num_players)
     from .policy import PolicyAgent
@@ -119,7 +121,7 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
 def _spec_settings(spec: str) -> tuple[str, dict[str, Any]]:
     """``search[a=1,b=x,preset]:<checkpoint>`` -> (``search:<checkpoint>``, settings): the
     bracket's ``name=value`` items (numbers as numbers) and a bare word as ``preset``."""
-    if not spec.startswith(SEARCH_PREFIX[:-1] + "["):
+    if not spec.startswith(SEARCH_SETTINGS_PREFIX):
         return spec, {}
     inside, close, rest = spec[len(SEARCH_PREFIX):].partition("]:")
     if not close:

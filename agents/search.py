@@ -58,7 +58,7 @@ from qwinto_env import batched
 from qwinto_env.spec import SPECS
 from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import DIE_FACES
-from qwinto_env.view import decode_batch
+from qwinto_env.view import decode_batch, decode_cards_public
 
 from .base import Agent, AgentSpecError, legal_rows
 from .lookahead import value_units
@@ -236,16 +236,16 @@ class SearchAgent(Agent):
                                  copies(view.active), phase, copies(view.colours),
                                  copies(view.value), validate=False)
             return
-        hands, pile = deal_hidden(obs, M, self.num_players, self.rng)
+        hands, pile = deal_hidden(obs, M, self.rng)
         spread = np.arange(len(obs) * K * M)
         # copy m of every candidate gets deal m of its observation
         deal = (spread // (K * M)) * M + spread % M
-        hidden = _card_public(obs, self.num_players)
+        public = decode_cards_public(obs)
+        counting = np.where(public["counting"] < 0, card_spec.NUM_STACKS, public["counting"])
         engine.set_positions(copies(view.cells), copies(view.misthrows), copies(view.active),
-                             phase, hands[deal], copies(view.tops), copies(hidden["covered"]),
+                             phase, hands[deal], copies(view.tops), copies(public["covered"]),
                              pile[deal], copies(view.value), copies(view.colours),
-                             copies(hidden["played"]), copies(hidden["counting"]),
-                             validate=False)
+                             copies(public["played"]), copies(counting), validate=False)
 
     def _simulate(self, engine: Any, first: np.ndarray, R: int, K: int) -> np.ndarray:
         """Play every copy from its position, seat 0's first action ``first`` (N,), then
@@ -312,23 +312,7 @@ def paired_gains(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return diff.mean(2), error
 
 
-def _card_public(obs: np.ndarray, num_players: int) -> dict[str, np.ndarray]:
-    """What card observations (R, obs) show beyond :func:`decode_batch`: the seats' hand
-    sizes, the pile size, the covered cards, the stacks played and the counting stack."""
-    layout = card_spec.observation_layout(num_players)
-    common = layout.common
-    seats = obs[:, layout.seats].reshape(len(obs), num_players, card_spec.SEAT.size)
-    hand_sizes = np.rint(seats[..., card_spec.SEAT.hand_size.start] * card_spec.HAND_SIZE)
-    counting = obs[:, common.counting]
-    return {"hand_sizes": hand_sizes.astype(np.int64),
-            "pile": np.rint(obs[:, common.pile.start] * card_spec.MAX_PILE).astype(np.int64),
-            "covered": obs[:, common.covered] > 0.5,
-            "played": obs[:, common.played] > 0.5,
-            "counting": np.where(counting.max(1) > 0.5, counting.argmax(1),
-                                 card_spec.NUM_STACKS)}
-
-
-def deal_hidden(obs: np.ndarray, samples: int, num_players: int,
+def deal_hidden(obs: np.ndarray, samples: int,
                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Deal, ``samples`` times per card observation (R, obs), the cards its player
     cannot see: uniformly, the cards in no own hand slot, on no stack and not covered go
@@ -336,8 +320,9 @@ def deal_hidden(obs: np.ndarray, samples: int, num_players: int,
     order). Returns hands (R * samples, P, 3) (the observer's own hand at seat 0, -1 for
     an empty slot) and piles (R * samples, 32) (-1 after the last card), deal ``m`` of
     observation ``r`` at row ``r * samples + m``."""
-    view, public = decode_batch(obs, "cards"), _card_public(obs, num_players)
+    view, public = decode_batch(obs, "cards"), decode_cards_public(obs)
     R, D, H = len(obs), card_spec.DECK_SIZE, card_spec.HAND_SIZE
+    num_players = public["hand_sizes"].shape[1]
     seen = public["covered"].copy()
     for ids in (view.hand, view.tops):
         r, slot = np.nonzero(ids >= 0)

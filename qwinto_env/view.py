@@ -34,7 +34,8 @@ from .spec import cards, dice
 from .batched.backend import Backend, backend_of
 from .spec.base import COLOUR_ROWS, SHEET, GameSpec, decode_sheet_blocks
 
-__all__ = ["DiceView", "CardsView", "BatchView", "decode", "decode_cards", "decode_batch",
+__all__ = ["DiceView", "CardsView", "BatchView", "decode", "decode_cards",
+           "decode_cards_public", "decode_batch",
            "play_announcements", "allowed_values", "decode_sheets", "dice_num_players",
            "cards_num_players"]
 
@@ -213,6 +214,25 @@ def _card_ids(block: np.ndarray) -> list[int]:
             for c, v, p in zip(colour, value, present)]
 
 
+def decode_cards_public(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """What card-game observations ``(B, 33n+149)`` show besides :func:`decode_batch`'s
+    fields (numpy): per seat ``hand_sizes`` (B, n), the draw ``pile`` size (B,), the
+    ``covered`` cards (B, 32) and the stacks ``played`` this turn (B, 4) as bools, and the
+    ``counting`` stack (B,), -1 before the play."""
+    arr = np.asarray(obs, dtype=np.float32)
+    n = cards_num_players(arr.shape[-1])
+    layout = cards.observation_layout(n)
+    common = layout.common
+    seats = arr[:, layout.seats].reshape(len(arr), n, cards.SEAT.size)
+    counting = arr[:, common.counting]
+    return {"hand_sizes": np.rint(seats[..., cards.SEAT.hand_size.start]
+                                  * cards.HAND_SIZE).astype(np.int64),
+            "pile": np.rint(arr[:, common.pile.start] * cards.MAX_PILE).astype(np.int64),
+            "covered": arr[:, common.covered] > 0.5,
+            "played": arr[:, common.played] > 0.5,
+            "counting": np.where(counting.max(1) > 0.5, counting.argmax(1), -1)}
+
+
 def decode_cards(obs: np.ndarray) -> CardsView:
     """Decode one card-game observation ``(33n+149,)``; see :class:`CardsView`."""
     arr = np.asarray(obs, dtype=np.float32)
@@ -224,24 +244,21 @@ def decode_cards(obs: np.ndarray) -> CardsView:
     common = layout.common
     seats = arr[layout.seats].reshape(n, cards.SEAT.size)
     cells, misthrows = decode_sheet_blocks(seats)
-    hand_sizes = np.rint(seats[:, cards.SEAT.hand_size.start] * cards.HAND_SIZE).astype(np.int64)
+    public = {k: v[0] for k, v in decode_cards_public(arr[None]).items()}
     active = int(arr[layout.active].argmax())
     hand = tuple(c for c in _card_ids(arr[layout.hand]) if c >= 0)
     phase_bits = arr[common.phase]
     phase = int(phase_bits.argmax()) if phase_bits.max() > 0.5 else cards.OVER
     tops = tuple(_card_ids(arr[common.tops]))
-    pile = int(round(float(arr[common.pile.start]) * cards.MAX_PILE))
-    covered = arr[common.covered] > 0.5
-    played = arr[common.played] > 0.5
-    counting = arr[common.counting]
-    counting_stack = int(counting.argmax()) if counting.max() > 0.5 else -1
+    played = public["played"]
     value = 0
     if played.any():
         value = int(round(float(arr[common.raw_value.start]) * cards.PLAY_VALUE_SPAN
                           + cards.MIN_PLAY_VALUE))
     colours = int(((arr[common.colours] > 0.5) * _ROW_BITS).sum())
-    return CardsView(cells, misthrows, hand_sizes, active, hand, phase, tops, pile, covered,
-                     played, counting_stack, value, colours)
+    return CardsView(cells, misthrows, public["hand_sizes"], active, hand, phase, tops,
+                     int(public["pile"]), public["covered"], played, int(public["counting"]),
+                     value, colours)
 
 
 # -- either game -------------------------------------------------------------------------

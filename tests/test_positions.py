@@ -128,19 +128,19 @@ def dice_position(n: int = 2):
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda a: a["cells"].__setitem__((1, 0, 3), 4), "game 1 seat 0.*row that does not "
-                                                     "increase"),
+    (lambda a: a["cells"].__setitem__((1, 0, 3), 4), "game 1 seat 0.*orange row is not "
+                                                     "strictly increasing"),
     (lambda a: a["cells"].__setitem__((0, 1, [0, 10]), 3),
-     "game 0 seat 1.*twice in a grid column"),
+     "game 0 seat 1.*holds a number twice"),
     (lambda a: a["cells"].__setitem__((0, 1, 0), 19), "outside 0..18"),
-    (lambda a: a["misthrows"].__setitem__((1, 1), 4), "misthrows outside 0..3"),
+    (lambda a: a["misthrows"].__setitem__((1, 1), 4), "misthrows must be in 0..3"),
     (lambda a: a.__setitem__("active", [0, 2]), "active must be seats in 0..1"),
     (lambda a: a.__setitem__("phase", 3), "phase must be CHOOSE, REROLL_DECISION or ENTRY"),
     (lambda a: a.__setitem__("value", [5, 0]), "subset and value must be 0 before the roll"),
     (lambda a: a.update(phase=ENTRY, subset=[1, 3], value=[7, 5]), "a sum the rolled dice"),
     (lambda a: a.update(phase=ENTRY, subset=[0, 3], value=[7, 5]), "subset must be rolled"),
     (lambda a: a["cells"].__setitem__((0, 0, slice(0, 18)), np.arange(1, 19)),
-     "2 complete rows"),
+     "2 complete rows end the game"),
 ])
 def test_bad_dice_positions_raise_and_change_nothing(change, message):
     games = BatchedDiceGame(2, 2, seed=0)

@@ -181,7 +181,7 @@ def test_card_search_cannot_see_other_hands_or_the_pile_order():
 def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     engine = play_position(3)
     obs = engine.observations()[:, 0]
-    hands, piles = deal_hidden(obs, 4000, 2, np.random.default_rng(0))
+    hands, piles = deal_hidden(obs, 4000, np.random.default_rng(0))
     view = decode_batch(obs, "cards")
     seen = set(view.hand[0][view.hand[0] >= 0]) | set(view.tops[0]) \
         | set(np.flatnonzero(engine.covered[0]))

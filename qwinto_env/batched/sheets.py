@@ -99,41 +99,30 @@ def score_sheets(backend: Backend, tables: dict[str, Any], cells: Any, row_count
 def check_sheets(cells: Any, misthrows: Any, shape: tuple[int, int]) -> tuple[np.ndarray,
                                                                                np.ndarray]:
     """``cells`` (N, P, 27) and ``misthrows`` (N, P) as int64 numpy arrays, checked to be
-    sheets of games still running: values 0..18, rows strictly increasing, no value twice
-    in a grid column, fewer than two complete rows and four misthrows per seat.
+    sheets of games still running: each obeys the writing rules
+    (:func:`rules.check_sheet`), and no seat has two complete rows or four misthrows.
 
     Raises ``ValueError`` naming the first game and seat that is not such a sheet.
     """
-    cells = np.asarray(cells)
-    misthrows = np.asarray(misthrows)
+    cells, misthrows = np.asarray(cells), np.asarray(misthrows)
     if cells.shape != shape + (NC,) or misthrows.shape != shape \
             or not (np.issubdtype(cells.dtype, np.integer)
                     and np.issubdtype(misthrows.dtype, np.integer)):
         raise ValueError(f"cells must be integers of shape {shape + (NC,)} and misthrows "
                          f"integers of shape {shape}, got {cells.shape} {cells.dtype} and "
                          f"{misthrows.shape} {misthrows.dtype}")
-    cells, misthrows = cells.astype(np.int64), misthrows.astype(np.int64)
-    rows = cells.reshape(shape + (rules.NUM_ROWS, rules.NUM_FIELDS))
-    filled = rows > 0
-    # every later filled field of a row above every earlier one
-    later = np.triu(np.ones((rules.NUM_FIELDS, rules.NUM_FIELDS), dtype=bool), 1)
-    unordered = (filled[..., :, None] & filled[..., None, :] & later
-                 & (rows[..., :, None] >= rows[..., None, :])).any((-1, -2, -3))
-    peers = np.array([(c, p) for c in range(NC) for p in rules.CELL_PEERS[c]])
-    twice = ((cells[..., peers[:, 0]] > 0)
-             & (cells[..., peers[:, 0]] == cells[..., peers[:, 1]])).any(-1)
-    problems = (("a value outside 0..18", ((cells < 0) | (cells > rules.MAX_VALUE)).any(-1)),
-                ("a row that does not increase", unordered),
-                ("a value twice in a grid column", twice),
-                (f"misthrows outside 0..{rules.MAX_MISTHROWS - 1}",
-                 (misthrows < 0) | (misthrows >= rules.MAX_MISTHROWS)),
-                (f"{rules.FULL_ROWS_TO_END} complete rows (a finished game)",
-                 filled.all(-1).sum(-1) >= rules.FULL_ROWS_TO_END))
-    for what, bad in problems:
-        if bad.any():
-            n, p = np.argwhere(bad)[0]
-            raise ValueError(f"game {n} seat {p}: not the sheet of a running game ({what})")
-    return cells, misthrows
+    for n, p in np.ndindex(*shape):
+        where = f"game {n} seat {p}"
+        try:
+            rules.check_sheet(cells[n, p].reshape(rules.NUM_ROWS, rules.NUM_FIELDS))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if not 0 <= misthrows[n, p] < rules.MAX_MISTHROWS:
+            raise ValueError(f"{where}: misthrows must be in 0..{rules.MAX_MISTHROWS - 1} in "
+                             f"a running game, got {misthrows[n, p]}")
+        if rules.cells_full_rows(cells[n, p].tolist()) >= rules.FULL_ROWS_TO_END:
+            raise ValueError(f"{where}: {rules.FULL_ROWS_TO_END} complete rows end the game")
+    return cells.astype(np.int64), misthrows.astype(np.int64)
 
 
 _tables_on: dict[tuple[str, str], dict[str, Any]] = {}
