@@ -54,7 +54,7 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from qwinto_env import batched
+from qwinto_env import batched, rules
 from qwinto_env.spec import SPECS
 from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import DIE_FACES
@@ -72,9 +72,9 @@ OBJECTIVES = ("score", "margin", "win")
 DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence": 1.0,
                             "phases": "all", "objective": "score"}
 #: Named settings per game (the rest from :data:`DEFAULTS`): ``"evaluate"`` (used when no
-#: preset is named) plays several games per second in the batched evaluator, ``"person"``
-#: answers a person within about a second per decision on one core. Chosen by
-#: measurement: ``docs/search.md``.
+#: preset is named) for the batched evaluator (measured: 1.7 card games/s, 0.1 dice
+#: games/s, on 2 cores), ``"person"`` answers a person within about a second per decision
+#: on one core. Chosen by measurement: ``docs/search.md``.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win"},
              "person": {"turns": 0, "samples": 64, "confidence": 2.0, "objective": "win"}},
@@ -298,8 +298,9 @@ class SearchAgent(Agent):
         """Die faces (N, 3) for a rolling step: one draw per (observation, sample),
         shared by all candidates (common random numbers)."""
         M = self.samples
-        faces = self.rng.integers(1, DIE_FACES + 1, size=(R, 1, M, 3), dtype=np.int8)
-        return np.broadcast_to(faces, (R, K, M, 3)).reshape(engine.num_games, 3)
+        dice = rules.NUM_ROWS  # one die per colour
+        faces = self.rng.integers(1, DIE_FACES + 1, size=(R, 1, M, dice), dtype=np.int8)
+        return np.broadcast_to(faces, (R, K, M, dice)).reshape(engine.num_games, dice)
 
 
 def paired_gains(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
