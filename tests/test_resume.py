@@ -351,7 +351,7 @@ def test_sigint_then_sigkill_then_resume_finishes_the_run(tmp_path):
     from; SIGKILL of the resumed run after a checkpoint; a last --resume finishes."""
     # Long enough that Ctrl-C, sent at most 0.5 s after the first checkpoint is seen,
     # lands in training even on a loaded machine (2,000 steps could end within that).
-    overrides = [*KILLABLE, "run.name=i", "run.total_steps=8000"]
+    overrides = [*KILLABLE, "run.name=i", "run.total_steps=24000"]
     cfg = load_config(None, overrides)
     code, err = stop_after_a_checkpoint(tmp_path / "i", overrides, signal.SIGINT)
     assert code == 130, err
