@@ -306,9 +306,12 @@ def test_sb3_resumes_from_its_state_with_the_settings_of_the_config(tmp_path, mo
 # -- kills of train.py -----------------------------------------------------------------------
 
 def start(root: Path, *args: str) -> subprocess.Popen:
+    """train.py as a terminal's foreground job: Ctrl-C (SIGINT) is live in it even where
+    the tests run as a background job, which starts its children with SIGINT ignored."""
     return subprocess.Popen([sys.executable, "train.py", "--runs-dir", str(root),
                              "--no-progress", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def stop_after_a_checkpoint(run_dir: Path, overrides: list[str], sig: int, after: int = 0,
