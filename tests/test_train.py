@@ -158,6 +158,23 @@ def test_imitation_warm_start_learns_the_demonstrator(tmp_path):
     assert run_train(tmp_path, "run.name=im", *TINY, "imitation.games=2") == 0
 
 
+def test_imitation_workers_split_the_games_and_join_the_parts_in_order(capsys):
+    """imitation.workers=2: part i is what one process collects with seed run.seed + i;
+    the progress bar counts the games the workers finish."""
+    from dataclasses import fields
+    from agents.trainers.imitation import Demonstrations, collect
+    base = [*TINY, "run.seed=7", "imitation.demonstrator=greedy"]
+    both = collect(load_config(None, [*base, "imitation.games=5", "imitation.workers=2"]))
+    assert "5/5" in capsys.readouterr().err
+    parts = [collect(load_config(None, [*TINY, f"run.seed={seed}", f"imitation.games={n}",
+                                        "imitation.demonstrator=greedy"]), progress=False)
+             for seed, n in ((7, 3), (8, 2))]
+    for f in fields(Demonstrations):
+        joined = np.concatenate([getattr(p, f.name) for p in parts])
+        assert np.array_equal(getattr(both, f.name), joined), f.name
+    assert len({len(p.actions) for p in parts}) == 2   # two different parts, not one twice
+
+
 def test_resume_continues_from_the_last_checkpoint(tmp_path):
     assert run_train(tmp_path, "run.name=r", *TINY) == 0
     first = torch.load(tmp_path / "r" / "checkpoints" / "trainer_state.pt", weights_only=False)

@@ -185,6 +185,9 @@ class ImitationConfig:
         "run's 3,000,000 steps: 2,000 games; 200,000: 133), so a short run gets a short "
         "warm start; 0 = no cap"))
     demonstrator: str = documented("expert", "agents.load spec of the player to imitate")
+    workers: int = ranged(1, 1, 256, doc=(
+        "processes that play the demonstration games (one core each; worth it for a "
+        "search demonstrator, agents/trainers/imitation.py)"))
     epochs: int = ranged(8, 1, 1000, doc="passes over the demonstrations")
     batch_size: int = ranged(256, 1, 2 ** 20, doc="minibatch size")
     learning_rate: float = ranged(1e-3, 0, 1, low_open=True,

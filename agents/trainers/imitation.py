@@ -13,7 +13,9 @@ the batched engine; only decision points (more than one legal action) are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import multiprocessing
+from dataclasses import dataclass, fields
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -41,33 +43,74 @@ def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
 
     The games run side by side on the batched engine (game ``g`` starts with seat ``g %
     P``); the demonstrator decides every game's decision points at once
-    (:meth:`~agents.base.Agent.act_batch`), and each slot's first game is kept.
+    (:meth:`~agents.base.Agent.act_batch`), and each slot's first game is kept. With
+    ``imitation.workers`` = W > 1 the games are split over W processes (part ``i`` seeded
+    ``run.seed + i``, one torch thread each) and the parts joined in order: a search
+    demonstrator costs tens of milliseconds a decision, so its games are worth the cores.
     """
-    ic, game_name, P, G = cfg.imitation, cfg.env.game, cfg.env.num_players, cfg.imitation.games
+    ic = cfg.imitation
+    sizes = [len(p) for p in np.array_split(np.arange(ic.games), min(ic.workers, ic.games))]
+    with tqdm(total=ic.games, desc=f"demonstrations ({ic.demonstrator})", unit="game",
+              disable=not progress) as bar:
+        if len(sizes) == 1:
+            return _collect_part(cfg, ic.games, cfg.run.seed, bar.update)
+        context = multiprocessing.get_context("spawn")
+        finished = context.Value("q", 0)  # games finished in all the workers together
+        jobs = [(cfg, n, cfg.run.seed + i) for i, n in enumerate(sizes)]
+        with context.Pool(len(jobs), initializer=_start_worker, initargs=(finished,)) as pool:
+            pending = pool.map_async(_collect_worker, jobs)
+            while not pending.ready():
+                pending.wait(1.0)
+                bar.update(finished.value - bar.n)
+            parts = pending.get()
+    return Demonstrations(*(np.concatenate([getattr(p, f.name) for p in parts])
+                            for f in fields(Demonstrations)))
+
+
+_finished_games: Any = None  # a worker's share of the parent's count (multiprocessing.Value)
+
+
+def _start_worker(finished: Any) -> None:
+    global _finished_games
+    _finished_games = finished
+    torch.set_num_threads(1)
+
+
+def _count_finished(games: int) -> None:
+    with _finished_games.get_lock():
+        _finished_games.value += games
+
+
+def _collect_worker(job: tuple[TrainConfig, int, int]) -> Demonstrations:
+    return _collect_part(*job, on_finished=_count_finished)
+
+
+def _collect_part(cfg: TrainConfig, games: int, seed: int,
+                  on_finished: Callable[[int], Any]) -> Demonstrations:
+    """:func:`collect` of ``games`` games in this process, seeded ``seed``."""
+    ic, game_name, P, G = cfg.imitation, cfg.env.game, cfg.env.num_players, games
     agent = load(ic.demonstrator, game=game_name, num_players=P)
-    agent.reset(seed=cfg.run.seed)
-    engine = BATCHED_GAMES[game_name](G, P, backend="numpy", seed=cfg.run.seed)
-    engine.reset(seed=cfg.run.seed, start_player=np.arange(G) % P)
+    agent.reset(seed=seed)
+    engine = BATCHED_GAMES[game_name](G, P, backend="numpy", seed=seed)
+    engine.reset(seed=seed, start_player=np.arange(G) % P)
     finished, finals = np.zeros(G, dtype=bool), np.zeros((G, P), dtype=np.float32)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "games",
                                                           "seats", "then")}
-    with tqdm(total=G, desc=f"demonstrations ({ic.demonstrator})", unit="game",
-              disable=not progress) as bar:
-        while not finished.all():
-            obs, masks = engine.observations(), engine.action_masks() > 0
-            actions = masks.argmax(axis=2)  # the only legal action, where there is one
-            g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
-            if len(g):
-                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
-                for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
-                                  ("actions", actions[g, s]), ("games", g), ("seats", s),
-                                  ("then", engine.scores()[g, s])):
-                    parts[key].append(part)
-            out = engine.step(actions)
-            first = ~finished[out.done_index]
-            finals[out.done_index[first]] = out.final_scores[first]
-            finished[out.done_index] = True
-            bar.update(int(first.sum()))
+    while not finished.all():
+        obs, masks = engine.observations(), engine.action_masks() > 0
+        actions = masks.argmax(axis=2)  # the only legal action, where there is one
+        g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
+        if len(g):
+            actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
+            for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
+                              ("actions", actions[g, s]), ("games", g), ("seats", s),
+                              ("then", engine.scores()[g, s])):
+                parts[key].append(part)
+        out = engine.step(actions)
+        first = ~finished[out.done_index]
+        finals[out.done_index[first]] = out.final_scores[first]
+        finished[out.done_index] = True
+        on_finished(int(first.sum()))
     demo = {k: np.concatenate(v) for k, v in parts.items()}
     to_come = finals[demo["games"], demo["seats"]] - demo["then"]
     return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
