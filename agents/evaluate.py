@@ -66,7 +66,6 @@ import io
 import itertools
 import json
 import math
-import multiprocessing
 import numbers
 import os
 import sys
@@ -83,6 +82,7 @@ from qwinto_env.parallel import GAMES
 
 from .base import Agent
 from .load import PLAYER_COUNTS, load
+from .processes import count_finished, in_processes
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
            "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
@@ -325,25 +325,20 @@ BATCHED_RUNNERS["cards"] = functools.partial(_play_batched, "cards")
 
 
 def _worker_agents(specs: Sequence[str], game_name: str, num_players: int) -> list[Agent]:
-    # One torch thread per worker: several workers each running torch's default thread
-    # count oversubscribe the cores, and torch's threads then mostly wait on each other.
-    import torch
-
-    torch.set_num_threads(1)
     return [load(s, game=game_name, num_players=num_players) for s in specs]
 
 
 def _worker(args: tuple) -> dict[str, np.ndarray]:
     specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
     return _play_games(_worker_agents(specs, game_name, num_players), game_name, num_players,
-                       game_ids, seat_of, game_seeds, agent_seeds)
+                       game_ids, seat_of, game_seeds, agent_seeds, count_finished)
 
 
 def _batched_worker(args: tuple) -> dict[str, np.ndarray]:
     specs, game_name, num_players, seat_of, seed, agent_seeds, starts, batch_games = args
     return BATCHED_RUNNERS[game_name](_worker_agents(specs, game_name, num_players),
-                                      num_players, seat_of, seed, agent_seeds, starts=starts,
-                                      batch_games=batch_games)
+                                      num_players, seat_of, seed, agent_seeds, count_finished,
+                                      starts=starts, batch_games=batch_games)
 
 
 def _is_int(value: Any) -> bool:
@@ -521,15 +516,7 @@ def _in_processes(worker: Callable[[tuple], dict[str, np.ndarray]], jobs: list[t
                   join: Callable[[list[np.ndarray]], np.ndarray]) -> dict[str, np.ndarray]:
     """``worker`` on each job in ``workers`` processes (``sizes``: games per job, for the
     progress bar); the parts' arrays joined by ``join`` (concatenated, or summed)."""
-    from tqdm import tqdm
-
-    parts = []
-    with multiprocessing.get_context("spawn").Pool(workers) as pool, \
-            tqdm(total=sum(sizes), desc=desc, unit="game", disable=not progress,
-                 file=sys.stderr) as bar:
-        for part, size in zip(pool.imap(worker, jobs), sizes):
-            parts.append(part)
-            bar.update(size)
+    parts = in_processes(worker, jobs, workers, sum(sizes), desc, progress)
     return {k: join([p[k] for p in parts]) for k in STATS}
 
 

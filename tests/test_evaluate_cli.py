@@ -28,7 +28,7 @@ def games_played(monkeypatch):
     monkeypatch.setattr(evaluate, "_play_games", record)
     for game in list(evaluate.BATCHED_RUNNERS):
         monkeypatch.setitem(evaluate.BATCHED_RUNNERS, game, record)
-    monkeypatch.setattr(evaluate.multiprocessing, "get_context", record)
+    monkeypatch.setattr(evaluate, "in_processes", record)
     return attempts
 
 

@@ -13,7 +13,6 @@ the batched engine; only decision points (more than one legal action) are kept.
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ from tqdm import tqdm
 from qwinto_env.batched import BATCHED_GAMES
 
 from ..load import load
+from ..processes import count_finished, in_processes
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 
@@ -50,39 +50,18 @@ def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
     """
     ic = cfg.imitation
     sizes = [len(p) for p in np.array_split(np.arange(ic.games), min(ic.workers, ic.games))]
-    with tqdm(total=ic.games, desc=f"demonstrations ({ic.demonstrator})", unit="game",
-              disable=not progress) as bar:
-        if len(sizes) == 1:
+    desc = f"demonstrations ({ic.demonstrator})"
+    if len(sizes) == 1:
+        with tqdm(total=ic.games, desc=desc, unit="game", disable=not progress) as bar:
             return _collect_part(cfg, ic.games, cfg.run.seed, bar.update)
-        context = multiprocessing.get_context("spawn")
-        finished = context.Value("q", 0)  # games finished in all the workers together
-        jobs = [(cfg, n, cfg.run.seed + i) for i, n in enumerate(sizes)]
-        with context.Pool(len(jobs), initializer=_start_worker, initargs=(finished,)) as pool:
-            pending = pool.map_async(_collect_worker, jobs)
-            while not pending.ready():
-                pending.wait(1.0)
-                bar.update(finished.value - bar.n)
-            parts = pending.get()
+    jobs = [(cfg, n, cfg.run.seed + i, count_finished) for i, n in enumerate(sizes)]
+    parts = in_processes(_collect_worker, jobs, len(jobs), ic.games, desc, progress)
     return Demonstrations(*(np.concatenate([getattr(p, f.name) for p in parts])
                             for f in fields(Demonstrations)))
 
 
-_finished_games: Any = None  # a worker's share of the parent's count (multiprocessing.Value)
-
-
-def _start_worker(finished: Any) -> None:
-    global _finished_games
-    _finished_games = finished
-    torch.set_num_threads(1)
-
-
-def _count_finished(games: int) -> None:
-    with _finished_games.get_lock():
-        _finished_games.value += games
-
-
-def _collect_worker(job: tuple[TrainConfig, int, int]) -> Demonstrations:
-    return _collect_part(*job, on_finished=_count_finished)
+def _collect_worker(job: tuple) -> Demonstrations:
+    return _collect_part(*job)
 
 
 def _collect_part(cfg: TrainConfig, games: int, seed: int,
