@@ -3,7 +3,9 @@
 :class:`SearchAgent` plays a checkpoint (``agents.load("search:<checkpoint>")``, a path
 or ``pretrained:<name>``, both games). For a decision with several legal actions it
 
-1. takes the ``top_k`` legal actions the policy head likes most as candidates;
+1. takes the ``top_k`` legal actions the policy head likes most as candidates, leaving
+   out those it gives less than ``min_prob`` (the favourite always stays; a decision
+   left with one candidate is not searched);
 2. puts ``samples`` copies of the position per candidate into one batched engine
    (:meth:`~qwinto_env.batched.BatchedDiceGame.set_positions`), plays the candidate in
    each, and every other decision, of every seat, by the policy (deterministic);
@@ -41,6 +43,7 @@ setting         default   meaning
 ``turns``       2         turn ends simulated before the value head scores (0: to the end)
 ``confidence``  1.0       standard errors by which a candidate's paired gain must exceed
                           0 for the agent to leave the policy's favourite
+``min_prob``    0.0       policy probability below which a legal action is no candidate
 ``phases``      "all"     the phases searched, e.g. ``"play"``; the policy decides the rest
 ``objective``   "score"   ``"score"``, ``"margin"`` or ``"win"`` (see above)
 ==============  ========  ==============================================================
@@ -70,7 +73,7 @@ __all__ = ["SearchAgent", "OBJECTIVES", "DEFAULTS", "PRESETS", "deal_hidden",
 OBJECTIVES = ("score", "margin", "win")
 #: The settings (keyword arguments) and their values when neither they nor a preset say.
 DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence": 1.0,
-                            "phases": "all", "objective": "score"}
+                            "min_prob": 0.0, "phases": "all", "objective": "score"}
 #: Named settings per game (the rest from :data:`DEFAULTS`): ``"evaluate"`` (used when no
 #: preset is named) for the batched evaluator (measured: 1.7 card games/s, 0.1 dice
 #: games/s, on 2 cores), ``"person"`` answers a person within about a second per decision
@@ -148,6 +151,10 @@ class SearchAgent(Agent):
         self.top_k = _check_int("top_k", chosen["top_k"], 1)
         self.turns = _check_int("turns", chosen["turns"], 0)
         self.confidence = _check_number("confidence", chosen["confidence"], 0.0)
+        self.min_prob = _check_number("min_prob", chosen["min_prob"], 0.0)
+        if self.min_prob > 1:
+            raise AgentSpecError(f"search setting min_prob must be a probability <= 1, "
+                                 f"got {chosen['min_prob']!r}")
         self.phases = _check_phases(chosen["phases"], game)
         if chosen["objective"] not in OBJECTIVES:
             raise AgentSpecError(f"search setting objective must be one of {OBJECTIVES}, "
@@ -173,7 +180,8 @@ class SearchAgent(Agent):
         """The settings this agent plays with (``phases`` as names)."""
         names = "+".join(self.spec.phases[p] for p in self.phases)
         return {"samples": self.samples, "top_k": self.top_k, "turns": self.turns,
-                "confidence": self.confidence, "phases": names, "objective": self.objective}
+                "confidence": self.confidence, "min_prob": self.min_prob, "phases": names,
+                "objective": self.objective}
 
     # -- deciding --------------------------------------------------------------------
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -185,14 +193,30 @@ class SearchAgent(Agent):
         obs = np.asarray(observations, dtype=np.float32)
         legal = legal_rows(np.asarray(masks))
         logits = self.network(torch.as_tensor(obs))[0].numpy()
-        logits = np.where(legal, logits, -np.inf)
+        logits = self._candidate_logits(np.where(legal, logits, -np.inf))
         out = logits.argmax(1)
         phase = np.asarray(decode_batch(obs, self.game).phase)
-        todo = (legal.sum(1) > 1) & np.isin(phase, self.phases)
-        for p in np.unique(phase[todo]):  # one engine phase per search
-            rows = np.flatnonzero(todo & (phase == p))
-            out[rows] = self._search(obs[rows], logits[rows], int(p))
+        count = np.minimum(np.isfinite(logits).sum(1), self.top_k)
+        todo = (count > 1) & np.isin(phase, self.phases)
+        # One engine phase per search. Pruned rows keep few candidates, so they are searched
+        # in groups of one count, not padded to the batch's most; unpruned, by phase alone
+        # (as the recorded matches of docs/search.md were played).
+        group = phase * (self.top_k + 1) + (count if self.min_prob else 0)
+        for g in np.unique(group[todo]):
+            rows = np.flatnonzero(todo & (group == g))
+            out[rows] = self._search(obs[rows], logits[rows], int(phase[rows[0]]))
         return out.astype(np.int64)
+
+    def _candidate_logits(self, logits: np.ndarray) -> np.ndarray:
+        """Masked policy logits (R, A) with the actions below ``min_prob`` masked too
+        (``-inf``), except each row's favourite."""
+        if not self.min_prob:
+            return logits
+        probs = np.exp(logits - logits.max(1, keepdims=True))
+        probs /= probs.sum(1, keepdims=True)
+        keep = probs >= self.min_prob
+        keep[np.arange(len(logits)), logits.argmax(1)] = True
+        return np.where(keep, logits, -np.inf)
 
     def _search(self, obs: np.ndarray, logits: np.ndarray, phase: int) -> np.ndarray:
         """The chosen candidate of each observation ``obs`` (R, obs), all in ``phase``."""
@@ -206,7 +230,7 @@ class SearchAgent(Agent):
     def candidate_gains(self, obs: np.ndarray, logits: np.ndarray,
                         phase: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Search observations ``obs`` (R, obs) in ``phase`` whose masked policy logits are
-        ``logits`` (R, A) (``-inf``: illegal): the candidates (R, K), the policy's
+        ``logits`` (R, A) (``-inf``: no candidate): the candidates (R, K), the policy's
         favourite first, and each one's mean simulated gain over the favourite and its
         standard error (R, K); ``-inf`` gain for a padding candidate (fewer legal)."""
         R, M = len(obs), self.samples

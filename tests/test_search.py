@@ -79,6 +79,34 @@ def test_phases_left_out_follow_the_policy():
     assert plays > 20 and entries > 0  # the entries were searched (some choices differ)
 
 
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_min_prob_keeps_only_likely_candidates(game):
+    """With ``min_prob`` the agent plays the favourite or an action the policy gives at
+    least that probability; searching still changes some choices; ``min_prob=1`` leaves
+    only the favourite, so it plays the policy."""
+    policy = load(f"pretrained:{game}-2p", game=game)
+    pruned = load(f"search:pretrained:{game}-2p", game=game, samples=4, top_k=4, turns=1,
+                  confidence=0, min_prob=0.1)
+    never = load(f"search:pretrained:{game}-2p", game=game, **SMALL, min_prob=1)
+    changed = 0
+    for steps in range(0, 40, 3):
+        _, obs, masks = decisions(game, 50 + steps, steps)
+        if not len(obs):
+            continue
+        with torch.no_grad():
+            logits = policy.network(torch.as_tensor(obs))[0]
+        probs = torch.softmax(logits.masked_fill(torch.as_tensor(masks) == 0, -torch.inf),
+                              1).numpy()
+        favourite = policy.act_batch(obs, masks)
+        pruned.reset(seed=steps)
+        chose = pruned.act_batch(obs, masks)
+        rows = np.arange(len(obs))
+        assert ((chose == favourite) | (probs[rows, chose] >= 0.1)).all()
+        changed += (chose != favourite).sum()
+        np.testing.assert_array_equal(never.act_batch(obs, masks), favourite)
+    assert changed > 0
+
+
 def zero_value(agent: SearchAgent) -> SearchAgent:
     """The agent with a value head that always says 0: a leaf is worth its score now."""
     with torch.no_grad():
@@ -205,6 +233,8 @@ def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     ({"turns": -1}, "turns must be an integer >= 0"),
     ({"confidence": float("nan")}, "confidence must be a finite number >= 0"),
     ({"objective": "points"}, "objective must be one of"),
+    ({"min_prob": -0.1}, "min_prob must be a finite number >= 0"),
+    ({"min_prob": 1.5}, "min_prob must be a probability <= 1"),
     ({"preset": "fast"}, "unknown search preset 'fast'"),
     ({"depth": 3}, r"unknown search settings \['depth'\]"),
     ({"phases": "play"}, "phases must be 'all' or phase names of the dice game"),
