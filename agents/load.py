@@ -57,6 +57,11 @@ PLANNERS = (LOOKAHEAD_PREFIX, SEARCH_PREFIX)
 PLAYER_COUNTS = {name: spec.player_counts for name, spec in SPECS.items()}
 
 
+def is_search_spec(spec: str) -> bool:
+    """Whether ``spec`` names a search agent (``search:...`` or ``search[...]:...``)."""
+    return spec.startswith((SEARCH_PREFIX, SEARCH_SETTINGS_PREFIX))
+
+
 def pretrained_names() -> list[str]:
     """Names of the shipped pretrained bots, for ``load("pretrained:<name>")``."""
     return sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))

@@ -188,15 +188,26 @@ class SearchAgent(Agent):
         return int(self.act_batch(np.asarray(observation)[None],
                                   np.asarray(action_mask)[None])[0])
 
-    @torch.no_grad()
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.search_batch(observations, masks)[0]
+
+    @torch.no_grad()
+    def search_batch(self, observations: np.ndarray,
+                     masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Decide a batch: the actions :meth:`act_batch` plays (R,), the policy's logits
+        (R, A) (``-inf``: illegal) and each action's mean simulated gain over the policy's
+        favourite (R, A), in the objective's units: 0 for the favourite of a searched
+        decision, NaN where nothing was simulated (no candidate, or a decision not
+        searched). Expert iteration distils logits and gains (``imitation.targets``)."""
         obs = np.asarray(observations, dtype=np.float32)
         legal = legal_rows(np.asarray(masks))
         logits = self.network(torch.as_tensor(obs))[0].numpy()
-        logits = self._candidate_logits(np.where(legal, logits, -np.inf))
+        logits = np.where(legal, logits, -np.inf)
+        candidate_logits = self._candidate_logits(logits)
         out = logits.argmax(1)
+        gains = np.full(logits.shape, np.nan)
         phase = np.asarray(decode_batch(obs, self.game).phase)
-        count = np.minimum(np.isfinite(logits).sum(1), self.top_k)
+        count = np.minimum(np.isfinite(candidate_logits).sum(1), self.top_k)
         todo = (count > 1) & np.isin(phase, self.phases)
         # One engine phase per search. Pruned rows keep few candidates, so they are searched
         # in groups of one count, not padded to the batch's most; unpruned, by phase alone
@@ -204,8 +215,12 @@ class SearchAgent(Agent):
         group = phase * (self.top_k + 1) + (count if self.min_prob else 0)
         for g in np.unique(group[todo]):
             rows = np.flatnonzero(todo & (group == g))
-            out[rows] = self._search(obs[rows], logits[rows], int(phase[rows[0]]))
-        return out.astype(np.int64)
+            candidates, gain, error = self.candidate_gains(
+                obs[rows], candidate_logits[rows], int(phase[rows[0]]))
+            out[rows] = self._choose(candidates, gain, error)
+            r, k = np.nonzero(np.isfinite(gain))  # not the padding
+            gains[rows[r], candidates[r, k]] = gain[r, k]
+        return out.astype(np.int64), logits, gains
 
     def _candidate_logits(self, logits: np.ndarray) -> np.ndarray:
         """Masked policy logits (R, A) with the actions below ``min_prob`` masked too
@@ -218,9 +233,9 @@ class SearchAgent(Agent):
         keep[np.arange(len(logits)), logits.argmax(1)] = True
         return np.where(keep, logits, -np.inf)
 
-    def _search(self, obs: np.ndarray, logits: np.ndarray, phase: int) -> np.ndarray:
-        """The chosen candidate of each observation ``obs`` (R, obs), all in ``phase``."""
-        candidates, gain, error = self.candidate_gains(obs, logits, phase)
+    def _choose(self, candidates: np.ndarray, gain: np.ndarray,
+                error: np.ndarray) -> np.ndarray:
+        """Of :meth:`candidate_gains`' candidates (R, K), the one each row plays."""
         better = gain > self.confidence * error
         better[:, 0] = True  # the favourite stands unless another candidate beats it
         pick = np.where(better, gain, -np.inf).argmax(1)

@@ -51,6 +51,9 @@ def test_default_yaml_matches_the_dataclass_defaults():
     ("nonsense", "must look like section.field=value"),
     ("run.init_from=x.pt", "^run.init_from: .*set imitation.games: 0"),
     ("imitation.refine=true", "^imitation.refine: .*set run.init_from and imitation.games"),
+    ("imitation.targets=search", "^imitation.targets: 'search' distils a search's gains"),
+    ("imitation.targets=soft", "^imitation.targets: must be one of"),
+    ("imitation.temperature=0", "^imitation.temperature: must be a finite number > 0"),
 ])
 def test_bad_overrides_name_the_field(override, message):
     extra = ["env.game=cards"] if "cards" in message else []
@@ -169,7 +172,10 @@ def test_imitation_workers_split_the_games_and_join_the_parts_in_order(capsys):
     parts = [collect(load_config(None, [*TINY, f"run.seed={seed}", f"imitation.games={n}",
                                         "imitation.demonstrator=greedy"]), progress=False)
              for seed, n in ((7, 3), (8, 2))]
+    assert both.targets is None and all(p.targets is None for p in parts)
     for f in fields(Demonstrations):
+        if f.name == "targets":
+            continue
         joined = np.concatenate([getattr(p, f.name) for p in parts])
         assert np.array_equal(getattr(both, f.name), joined), f.name
     assert len({len(p.actions) for p in parts}) == 2   # two different parts, not one twice
@@ -238,6 +244,47 @@ def test_refine_fits_the_start_network_to_a_search_of_it(tmp_path, capsys):
     # refine without run.init_from is refused: there is nothing to refine
     assert run_train(tmp_path, "run.name=f", *TINY, *refine[1:], *still) == 2
     assert "imitation.refine: refines the network of run.init_from" in capsys.readouterr().err
+
+
+def test_improved_policy_adds_the_gains_over_the_temperature():
+    from agents.trainers.imitation import improved_policy
+    logits = np.array([[0.0, 1.0, -np.inf, 2.0], [0.5, -np.inf, 0.0, 0.0]])
+    gains = np.array([[0.0, 2.0, np.nan, -1.0], [np.nan] * 4])
+    expected = torch.softmax(torch.tensor([[0.0, 5.0, -np.inf, 0.0],
+                                           [0.5, -np.inf, 0.0, 0.0]]), 1).numpy()
+    np.testing.assert_allclose(improved_policy(logits, gains, 0.5), expected, rtol=1e-6)
+
+
+def test_search_targets_move_the_policy_where_the_search_found_gains(tmp_path, capsys):
+    """imitation.targets=search records, per decision, the policy the search improved:
+    a distribution over the legal actions, the network's own where nothing was searched,
+    with higher odds for what the search chose over the favourite; a refine run fits it."""
+    from agents.trainers.imitation import collect
+    spec = "search[samples=2,top_k=3,turns=1,confidence=0]:pretrained:dice-2p"
+    soft = [f"imitation.demonstrator={spec}", "imitation.targets=search",
+            "imitation.temperature=0.5"]
+    demos = collect(load_config(None, [*TINY, "imitation.games=3", *soft]), progress=False)
+    targets, masks = demos.targets, demos.masks
+    assert targets.shape == masks.shape and np.allclose(targets.sum(1), 1, atol=1e-5)
+    assert (targets[~masks] == 0).all()
+    network = load("pretrained:dice-2p").network
+    with torch.no_grad():
+        logits = network(torch.as_tensor(demos.obs))[0]
+    policy = torch.softmax(logits.masked_fill(~torch.as_tensor(masks), -torch.inf), 1).numpy()
+    moved = ~np.isclose(targets, policy, atol=1e-5).all(1)
+    assert 0 < moved.sum() < len(targets)        # some decisions searched, some not
+    rows = np.flatnonzero(moved & (demos.actions != policy.argmax(1)))
+    assert len(rows)
+    favourite, chosen = policy.argmax(1)[rows], demos.actions[rows]
+    assert (targets[rows, chosen] / targets[rows, favourite]
+            > policy[rows, chosen] / policy[rows, favourite]).all()
+    assert run_train(tmp_path, "run.name=a", *TINY) == 0
+    source = tmp_path / "a" / "final.pt"
+    search = f"search[samples=2,top_k=2,turns=1]:{source}"
+    assert run_train(tmp_path, "run.name=s", *TINY, f"run.init_from={source}",
+                     "imitation.refine=true", "imitation.games=2", "imitation.steps_per_game=0",
+                     f"imitation.demonstrator={search}", "imitation.targets=search") == 0
+    assert (tmp_path / "s" / "final.pt").exists()
 
 
 def test_init_from_grows_into_a_larger_feature_set(tmp_path, observations):

@@ -33,6 +33,8 @@ import yaml
 from qwinto_env.fileio import atomic_write_text
 from qwinto_env.spec import SPECS
 
+from ..load import is_search_spec
+
 
 class ConfigError(ValueError):
     """A config file or override that does not describe a valid training run.
@@ -192,6 +194,13 @@ class ImitationConfig:
     batch_size: int = ranged(256, 1, 2 ** 20, doc="minibatch size")
     learning_rate: float = ranged(1e-3, 0, 1, low_open=True,
                                   doc="Adam's step size in the warm start")
+    targets: Literal["actions", "search"] = documented("actions", (
+        "what the policy is fitted to: the demonstrator's actions, or (a search "
+        "demonstrator) its search-improved policy, softmax(logits + gain / "
+        "imitation.temperature), which keeps the policy where the search found nothing"))
+    temperature: float = ranged(1.0, 0, low_open=True, doc=(
+        "imitation.targets search: the simulated gain (the search's objective units, "
+        "points by default) that multiplies an action's odds by e"))
     refine: bool = documented(False, (
         "true: fit the network of run.init_from to the demonstrator (expert iteration: "
         "the demonstrator a search of that checkpoint, search[...]:<checkpoint>); false: "
@@ -298,6 +307,10 @@ class TrainConfig:
             raise ConfigError("run.init_from: run.init_from and imitation.games are two ways to "
                               "start a run; set imitation.games: 0 to start from run.init_from "
                               "(or imitation.refine: true to fit it to imitation.demonstrator)")
+        if self.imitation.targets == "search" and not is_search_spec(self.imitation.demonstrator):
+            raise ConfigError(f"imitation.targets: 'search' distils a search's gains; set "
+                              f"imitation.demonstrator to a search spec "
+                              f"(search:<checkpoint>), got {_shown(self.imitation.demonstrator)}")
         if self.imitation.refine and not (self.run.init_from and self.imitation.games):
             raise ConfigError("imitation.refine: refines the network of run.init_from by "
                               "imitation; set run.init_from and imitation.games too")

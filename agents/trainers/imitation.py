@@ -9,6 +9,14 @@ starts consistent with the policy it criticises.
 
 Demonstrations come from self-play games of the demonstrator, played side by side on
 the batched engine; only decision points (more than one legal action) are kept.
+
+With a search demonstrator (expert iteration) the policy can be fitted to the
+demonstrator's actions (``imitation.targets: actions``) or to its search-improved policy
+(``search``): at every decision, the softmax over the legal actions of the network's
+logits plus each simulated action's gain over the favourite divided by
+``imitation.temperature``. Where the search found nothing (or did not search) that is
+the network's own policy, so the fit moves it only where the search has evidence, by as
+much as the evidence says, instead of sharpening every decision to one choice.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ class Demonstrations:
     masks: np.ndarray     # (M, A) bool
     actions: np.ndarray   # (M,) int64
     to_come: np.ndarray   # (M,) float32: final score minus the score at that point
+    targets: np.ndarray | None = None  # (M, A) float32: the policy to fit, else actions
 
 
 def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
@@ -56,7 +65,8 @@ def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
             return _collect_part(cfg, ic.games, cfg.run.seed, bar.update)
     jobs = [(cfg, n, cfg.run.seed + i, count_finished) for i, n in enumerate(sizes)]
     parts = in_processes(_collect_worker, jobs, len(jobs), ic.games, desc, progress)
-    return Demonstrations(*(np.concatenate([getattr(p, f.name) for p in parts])
+    return Demonstrations(*(None if getattr(parts[0], f.name) is None
+                            else np.concatenate([getattr(p, f.name) for p in parts])
                             for f in fields(Demonstrations)))
 
 
@@ -73,14 +83,19 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
     engine = BATCHED_GAMES[game_name](G, P, backend="numpy", seed=seed)
     engine.reset(seed=seed, start_player=np.arange(G) % P)
     finished, finals = np.zeros(G, dtype=bool), np.zeros((G, P), dtype=np.float32)
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "games",
-                                                          "seats", "then")}
+    soft = ic.targets == "search"
+    keys = ("obs", "masks", "actions", "games", "seats", "then") + (("targets",) if soft else ())
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
     while not finished.all():
         obs, masks = engine.observations(), engine.action_masks() > 0
         actions = masks.argmax(axis=2)  # the only legal action, where there is one
         g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
         if len(g):
-            actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
+            if soft:
+                actions[g, s], logits, gains = agent.search_batch(obs[g, s], masks[g, s])
+                parts["targets"].append(improved_policy(logits, gains, ic.temperature))
+            else:
+                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
             for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
                               ("actions", actions[g, s]), ("games", g), ("seats", s),
                               ("then", engine.scores()[g, s])):
@@ -93,16 +108,28 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
     demo = {k: np.concatenate(v) for k, v in parts.items()}
     to_come = finals[demo["games"], demo["seats"]] - demo["then"]
     return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
-                          demo["actions"].astype(np.int64), to_come.astype(np.float32))
+                          demo["actions"].astype(np.int64), to_come.astype(np.float32),
+                          demo.get("targets"))
+
+
+def improved_policy(logits: np.ndarray, gains: np.ndarray,
+                    temperature: float) -> np.ndarray:
+    """The search-improved policy (R, A) float32: softmax of the masked ``logits`` (R, A)
+    (``-inf``: illegal) plus ``gains / temperature`` (NaN gains count 0)."""
+    z = logits + np.nan_to_num(gains, nan=0.0) / temperature
+    z = np.exp(z - z.max(1, keepdims=True))
+    return (z / z.sum(1, keepdims=True)).astype(np.float32)
 
 
 def pretrain(network: PolicyNetwork, demos: Demonstrations, cfg: TrainConfig,
              device: torch.device, progress: bool = True) -> dict[str, float]:
-    """Fit ``network`` to ``demos``: cross-entropy on masked logits plus value regression."""
+    """Fit ``network`` to ``demos``: cross-entropy of the masked logits to the actions (or
+    the target policies, :attr:`Demonstrations.targets`) plus value regression."""
     ic = cfg.imitation
     obs = torch.as_tensor(demos.obs, device=device)
     masks = torch.as_tensor(demos.masks, device=device)
     actions = torch.as_tensor(demos.actions, device=device)
+    soft = None if demos.targets is None else torch.as_tensor(demos.targets, device=device)
     targets = torch.as_tensor(demos.to_come * cfg.ppo.reward_scale, device=device)
     optimizer = torch.optim.Adam(network.parameters(), lr=ic.learning_rate)
     n = obs.shape[0]
@@ -114,7 +141,8 @@ def pretrain(network: PolicyNetwork, demos: Demonstrations, cfg: TrainConfig,
             idx = order[start:start + ic.batch_size]
             logits, value = network(obs[idx])
             logits = logits.masked_fill(~masks[idx], -1e8)
-            policy_loss = torch.nn.functional.cross_entropy(logits, actions[idx])
+            policy_loss = torch.nn.functional.cross_entropy(
+                logits, actions[idx] if soft is None else soft[idx])
             value_loss = 0.5 * (value - targets[idx]).pow(2).mean()
             loss = policy_loss + cfg.ppo.vf_coef * value_loss
             optimizer.zero_grad(set_to_none=True)
