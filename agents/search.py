@@ -52,7 +52,7 @@ setting         default   meaning
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 import torch
@@ -67,7 +67,7 @@ from .base import Agent, AgentSpecError, legal_rows
 from .lookahead import value_units
 from .policy import PolicyNetwork
 
-__all__ = ["SearchAgent", "OBJECTIVES", "DEFAULTS", "PRESETS", "deal_hidden",
+__all__ = ["SearchAgent", "Searched", "OBJECTIVES", "DEFAULTS", "PRESETS", "deal_hidden",
            "paired_gains"]
 
 OBJECTIVES = ("score", "margin", "win")
@@ -113,6 +113,19 @@ def _check_phases(value: Any, game: str) -> tuple[int, ...]:
         raise AgentSpecError(f"search setting phases must be 'all' or phase names of the "
                              f"{game} game joined by '+' ({'+'.join(names)}), got {value!r}")
     return picked
+
+
+class Searched(NamedTuple):
+    """What :meth:`SearchAgent.search_batch` decided for R observations and why (A: the
+    game's actions). Expert iteration distils it (``imitation.targets: search``)."""
+
+    actions: np.ndarray  #: (R,) what :meth:`SearchAgent.act_batch` plays
+    logits: np.ndarray   #: (R, A) the policy's logits, ``-inf`` for an illegal action
+    #: (R, A) each action's mean simulated gain over the policy's favourite, in the
+    #: objective's units: 0 for a searched decision's favourite, NaN where nothing was
+    #: simulated (no candidate, or a decision not searched)
+    gains: np.ndarray
+    errors: np.ndarray   #: (R, A) the standard error of each gain (NaN where no gain)
 
 
 class SearchAgent(Agent):
@@ -189,23 +202,18 @@ class SearchAgent(Agent):
                                   np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.search_batch(observations, masks)[0]
+        return self.search_batch(observations, masks).actions
 
     @torch.no_grad()
-    def search_batch(self, observations: np.ndarray,
-                     masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Decide a batch: the actions :meth:`act_batch` plays (R,), the policy's logits
-        (R, A) (``-inf``: illegal) and each action's mean simulated gain over the policy's
-        favourite (R, A), in the objective's units: 0 for the favourite of a searched
-        decision, NaN where nothing was simulated (no candidate, or a decision not
-        searched). Expert iteration distils logits and gains (``imitation.targets``)."""
+    def search_batch(self, observations: np.ndarray, masks: np.ndarray) -> Searched:
+        """Decide a batch (R observations) and say why: :class:`Searched`."""
         obs = np.asarray(observations, dtype=np.float32)
         legal = legal_rows(np.asarray(masks))
         logits = self.network(torch.as_tensor(obs))[0].numpy()
         logits = np.where(legal, logits, -np.inf)
         candidate_logits = self._candidate_logits(logits)
         out = logits.argmax(1)
-        gains = np.full(logits.shape, np.nan)
+        gains, errors = np.full(logits.shape, np.nan), np.full(logits.shape, np.nan)
         phase = np.asarray(decode_batch(obs, self.game).phase)
         count = np.minimum(np.isfinite(candidate_logits).sum(1), self.top_k)
         todo = (count > 1) & np.isin(phase, self.phases)
@@ -220,7 +228,8 @@ class SearchAgent(Agent):
             out[rows] = self._choose(candidates, gain, error)
             r, k = np.nonzero(np.isfinite(gain))  # not the padding
             gains[rows[r], candidates[r, k]] = gain[r, k]
-        return out.astype(np.int64), logits, gains
+            errors[rows[r], candidates[r, k]] = error[r, k]
+        return Searched(out.astype(np.int64), logits, gains, errors)
 
     def _candidate_logits(self, logits: np.ndarray) -> np.ndarray:
         """Masked policy logits (R, A) with the actions below ``min_prob`` masked too

@@ -108,13 +108,13 @@ def test_min_prob_keeps_only_likely_candidates(game):
 
 
 def test_search_batch_reports_the_gain_of_every_candidate():
-    """search_batch: the actions act_batch plays, the masked logits, and a gain for the
-    top_k legal actions of each searched decision (0 for the favourite, the played one the
-    best with confidence 0), NaN for every other action."""
+    """search_batch: the actions act_batch plays, the masked logits, and a gain and its
+    error for the top_k legal actions of each searched decision (gain 0 for the favourite,
+    the played one the best with confidence 0), NaN for every other action."""
     agent = load("search:pretrained:dice-2p", **SMALL, confidence=0)
     _, obs, masks = decisions("dice", 3, 31)
     agent.reset(seed=4)
-    actions, logits, gains = agent.search_batch(obs, masks)
+    actions, logits, gains, errors = agent.search_batch(obs, masks)
     agent.reset(seed=4)
     np.testing.assert_array_equal(agent.act_batch(obs, masks), actions)
     assert np.isneginf(logits[masks == 0]).all() and np.isfinite(logits[masks > 0]).all()
@@ -124,6 +124,7 @@ def test_search_batch_reports_the_gain_of_every_candidate():
     top = np.argsort(-logits, 1, kind="stable")[:, :SMALL["top_k"]]
     assert (known == np.isin(np.arange(masks.shape[1])[None], top) & (masks > 0)
             & searched[:, None]).all()
+    assert (np.isfinite(errors) == known).all() and (errors[known] >= 0).all()
     favourite = logits.argmax(1)
     assert (gains[searched, favourite[searched]] == 0).all()
     np.testing.assert_array_equal(gains[searched, actions[searched]],

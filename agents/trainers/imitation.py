@@ -14,7 +14,8 @@ With a search demonstrator (expert iteration) the policy can be fitted to the
 demonstrator's actions (``imitation.targets: actions``) or to its search-improved policy
 (``search``): at every decision, the softmax over the legal actions of the network's
 logits plus each simulated action's gain over the favourite divided by
-``imitation.temperature``. Where the search found nothing (or did not search) that is
+``imitation.temperature`` (less a correction for the estimate's noise,
+:func:`improved_policy`). Where the search found nothing (or did not search) that is
 the network's own policy, so the fit moves it only where the search has evidence, by as
 much as the evidence says, instead of sharpening every decision to one choice.
 """
@@ -31,6 +32,7 @@ from tqdm import tqdm
 from qwinto_env.batched import BATCHED_GAMES
 
 from ..load import load
+from ..search import Searched
 from ..processes import count_finished, in_processes
 from ..policy import PolicyNetwork
 from .config import TrainConfig
@@ -92,8 +94,9 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
         g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
         if len(g):
             if soft:
-                actions[g, s], logits, gains = agent.search_batch(obs[g, s], masks[g, s])
-                parts["targets"].append(improved_policy(logits, gains, ic.temperature))
+                searched = agent.search_batch(obs[g, s], masks[g, s])
+                actions[g, s] = searched.actions
+                parts["targets"].append(improved_policy(searched, ic.temperature))
             else:
                 actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
             for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
@@ -112,11 +115,15 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
                           demo.get("targets"))
 
 
-def improved_policy(logits: np.ndarray, gains: np.ndarray,
-                    temperature: float) -> np.ndarray:
-    """The search-improved policy (R, A) float32: softmax of the masked ``logits`` (R, A)
-    (``-inf``: illegal) plus ``gains / temperature`` (NaN gains count 0)."""
-    z = logits + np.nan_to_num(gains, nan=0.0) / temperature
+def improved_policy(searched: Searched, temperature: float) -> np.ndarray:
+    """The search-improved policy (R, A) float32 of a search's decisions: the softmax of
+    the policy's logits plus ``gain / temperature - (error / temperature) ** 2 / 2`` (0
+    where nothing was simulated). The second term removes the noise's bias: for a gain
+    estimate with normal error, ``exp(estimate / temperature)`` overstates the odds by
+    ``exp((error / temperature) ** 2 / 2)`` on average, which would favour every searched
+    alternative over the favourite (whose gain, 0, is exact)."""
+    scaled, noise = searched.gains / temperature, searched.errors / temperature
+    z = searched.logits + np.nan_to_num(scaled - noise ** 2 / 2, nan=0.0)
     z = np.exp(z - z.max(1, keepdims=True))
     return (z / z.sum(1, keepdims=True)).astype(np.float32)
 
