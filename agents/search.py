@@ -75,11 +75,12 @@ OBJECTIVES = ("score", "margin", "win")
 DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence": 1.0,
                             "min_prob": 0.0, "phases": "all", "objective": "score"}
 #: Named settings per game (the rest from :data:`DEFAULTS`): ``"evaluate"`` (used when no
-#: preset is named) for the batched evaluator (measured: 1.7 card games/s, 0.1 dice
-#: games/s, on 2 cores), ``"person"`` answers a person within about a second per decision
-#: on one core. Chosen by measurement: ``docs/search.md``.
+#: preset is named) for the batched evaluator (measured: 1.7 card games/s in one process,
+#: 2.3 dice games/s in two), ``"person"`` answers a person within about a second per
+#: decision on one core. Chosen by measurement: ``docs/search.md``.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win"},
+    "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win",
+                          "min_prob": 0.01},
              "person": {"turns": 0, "samples": 64, "confidence": 2.0, "objective": "win"}},
     "cards": {"evaluate": {"phases": "play", "turns": 4},
               "person": {"phases": "play", "turns": 8, "samples": 128}},

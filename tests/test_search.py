@@ -19,7 +19,7 @@ from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import ENTRY
 from qwinto_env.view import decode_batch
 
-SMALL = {"samples": 4, "top_k": 3, "turns": 1, "phases": "all"}
+SMALL = {"samples": 4, "top_k": 3, "turns": 1, "phases": "all", "min_prob": 0}
 ENGINES = {"dice": (BatchedDiceGame, 37), "cards": (BatchedCardGame, 88)}
 
 
@@ -87,7 +87,7 @@ def test_min_prob_keeps_only_likely_candidates(game):
     policy = load(f"pretrained:{game}-2p", game=game)
     pruned = load(f"search:pretrained:{game}-2p", game=game, samples=4, top_k=4, turns=1,
                   confidence=0, min_prob=0.1)
-    never = load(f"search:pretrained:{game}-2p", game=game, **SMALL, min_prob=1)
+    never = load(f"search:pretrained:{game}-2p", game=game, **{**SMALL, "min_prob": 1})
     changed = 0
     for steps in range(0, 40, 3):
         _, obs, masks = decisions(game, 50 + steps, steps)
@@ -145,7 +145,7 @@ def test_gains_over_one_entry_are_the_rules_score_changes(objective):
     candidate's gain is exactly the score it adds by the rules (margin: the other seat
     plays the same entry whatever I write), with no error, and the agent plays the best."""
     agent = zero_value(load("search:pretrained:dice-2p", samples=3, top_k=5, turns=1,
-                            objective=objective))
+                            min_prob=0, objective=objective))
     agent.reset(seed=0)
     engine, obs, masks = BatchedDiceGame(64, 2, seed=1), None, None
     while not (engine.phase == ENTRY and int(engine.turn.min()) > 6):
