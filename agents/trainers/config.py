@@ -197,7 +197,8 @@ class ImitationConfig:
     targets: Literal["actions", "search"] = documented("actions", (
         "what the policy is fitted to: the demonstrator's actions, or (a search "
         "demonstrator) its search-improved policy, softmax(logits + gain / "
-        "imitation.temperature), which keeps the policy where the search found nothing"))
+        "imitation.temperature, less the gain's noise), which keeps the policy where the "
+        "search found nothing (agents/trainers/imitation.py)"))
     temperature: float = ranged(1.0, 0, low_open=True, doc=(
         "imitation.targets search: the simulated gain (the search's objective units, "
         "points by default) that multiplies an action's odds by e"))
