@@ -54,7 +54,8 @@ def main() -> None:
     torch.set_num_threads(1)
     checkpoint = f"pretrained:{args.game}-2p"
     reference = load(f"search:{checkpoint}", game=args.game, samples=args.samples,
-                     top_k=args.top_k, turns=0, objective=args.objective, phases="all")
+                     top_k=args.top_k, turns=0, objective=args.objective, phases="all",
+                     min_prob=0)
     searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k,
                      objective=args.objective, **v) for v in args.variants]
     for i, agent in enumerate([reference] + searches):

@@ -32,9 +32,9 @@ from tqdm import tqdm
 from qwinto_env.batched import BATCHED_GAMES
 
 from ..load import load
-from ..search import Searched
 from ..processes import count_finished, in_processes
 from ..policy import PolicyNetwork
+from ..search import Searched
 from .config import TrainConfig
 
 
