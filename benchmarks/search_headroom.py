@@ -4,12 +4,12 @@ Plays the shipped checkpoint against itself on the batched engine and takes seat
 decisions (several legal actions), spread over whole games. Each decision is searched
 once deeply, the **reference**: ``--samples`` simulated games per candidate played to the
 end (no value head, so nothing biases it), giving each candidate's gain in points over
-the policy's favourite. Then each variant (``turns/samples/confidence[/phases[/min_prob]]``)
-searches the same decision; its row shows how often it leaves the favourite, the
-reference gain of what it plays (points per decision, with a 95% interval; a wrong
-deviation counts negative) and its time per decision on one core. Per phase, the
-reference's own verdict: how often some candidate beats the favourite by more than 2 and
-3 standard errors.
+the policy's favourite. Then each variant
+(``turns/samples/confidence[/phases[/min_prob[/rounds]]]``) searches the same decision;
+its row shows how often it leaves the favourite, the reference gain of what it plays
+(points per decision, with a 95% interval; a wrong deviation counts negative) and its
+time per decision on one core. Per phase, the reference's own verdict: how often some
+candidate beats the favourite by more than 2 and 3 standard errors.
 
     python benchmarks/search_headroom.py --game cards --decisions 120 \\
         --variants 2/16/1/play 4/16/2 0/32/2
@@ -30,11 +30,12 @@ from qwinto_env.spec import SPECS
 
 
 def variant(text: str) -> dict:
-    """``turns/samples/confidence[/phases[/min_prob]]`` as settings."""
+    """``turns/samples/confidence[/phases[/min_prob[/rounds]]]`` as settings."""
     turns, samples, confidence, *rest = text.split("/")
     return {"turns": int(turns), "samples": int(samples), "confidence": float(confidence),
             "phases": rest[0] if rest else "all",
-            "min_prob": float(rest[1]) if len(rest) > 1 else 0.0}
+            "min_prob": float(rest[1]) if len(rest) > 1 else 0.0,
+            "rounds": int(rest[2]) if len(rest) > 2 else 1}
 
 
 def main() -> None:
@@ -44,8 +45,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=256, help="the reference's samples")
     parser.add_argument("--top-k", type=int, default=4)
     parser.add_argument("--variants", nargs="*", type=variant, default=[],
-                        help="turns/samples/confidence[/phases[/min_prob]] of each "
-                             "search to judge")
+                        help="turns/samples/confidence[/phases[/min_prob[/rounds]]] of "
+                             "each search to judge")
     parser.add_argument("--objective", default="score", choices=OBJECTIVES,
                         help="what reference and variants maximise (gains in its units: "
                              "points, or wins per game for 'win')")
@@ -55,7 +56,7 @@ def main() -> None:
     checkpoint = f"pretrained:{args.game}-2p"
     reference = load(f"search:{checkpoint}", game=args.game, samples=args.samples,
                      top_k=args.top_k, turns=0, objective=args.objective, phases="all",
-                     min_prob=0)
+                     min_prob=0, rounds=1)
     searches = [load(f"search:{checkpoint}", game=args.game, top_k=args.top_k,
                      objective=args.objective, **v) for v in args.variants]
     for i, agent in enumerate([reference] + searches):
@@ -90,7 +91,7 @@ def main() -> None:
         print(f"| {name} | {len(found)} | {beaten[0]} | {beaten[1]} | {np.mean(errors):.2f} |")
     if searches:
         names = list(verdicts)
-        print(f"\n| turns/samples/confidence/phases/min_prob | leaves the favourite | "
+        print(f"\n| turns/samples/confidence/phases/min_prob/rounds | leaves the favourite | "
               f"reference gain per decision | {' | '.join(f'of which {p}' for p in names)} "
               f"| ms per decision |")
         print("|---|---|---|" + "---|" * len(names) + "---|")
@@ -101,7 +102,7 @@ def main() -> None:
         half = 1.96 * g[ok].std(ddof=1) / np.sqrt(ok.sum())
         parts = " | ".join(f"{np.nansum(g[where == p]) / n:+.3f}" for p in names)
         print(f"| {v['turns']}/{v['samples']}/{v['confidence']:g}/{v['phases']}/"
-              f"{v['min_prob']:g} | "
+              f"{v['min_prob']:g}/{v['rounds']} | "
               f"{np.mean(g[ok] != 0):.1%} "
               f"| {g[ok].mean():+.3f} ± {half:.3f} | {parts} | {1000 * s / n:.0f} |")
 

@@ -131,6 +131,56 @@ def test_search_batch_reports_the_gain_of_every_candidate():
                                   np.nanmax(gains[searched], 1))
 
 
+def test_rounds_sample_again_only_while_a_candidate_leads_without_confidence():
+    """A decision gets another round of copies while a candidate leads the favourite by
+    less than ``confidence`` standard errors; one already beaten, or already beating it
+    by that much, is done; the gains pool every round's copies."""
+    agent = load("search:pretrained:dice-2p", samples=8, top_k=2, confidence=2,
+                 min_prob=0, rounds=4)
+    M = agent.samples
+    noisy = np.where(np.arange(M) % 2 == 0, 1.0, -0.5)  # mean 0.25, about 0.8 error
+    table = {0: (np.zeros(M), np.ones(M)),         # the challenger wins every copy
+             1: (np.zeros(M), -np.ones(M)),        # the challenger loses every copy
+             2: (np.zeros(M), noisy)}              # leads, but not by 2 errors
+    calls = []
+
+    def simulate(obs, candidates, phase):
+        rows = obs[:, 0].astype(int)
+        calls.append(list(rows))
+        return np.stack([np.stack(table[r]) for r in rows])
+
+    agent._simulate_positions = simulate
+    obs = np.zeros((3, 5), dtype=np.float32)
+    obs[:, 0] = [0, 1, 2]
+    logits = np.array([[2.0, 1.0, -np.inf]] * 3)
+    candidates, gain, error = agent.candidate_gains(obs, logits, phase=0)
+    assert calls == [[0, 1, 2], [2], [2], [2]]
+    np.testing.assert_array_equal(candidates, [[0, 1]] * 3)
+    np.testing.assert_allclose(gain[:, 1], [1, -1, 0.25])
+    pooled = np.tile(noisy, 4)
+    np.testing.assert_allclose(error[2, 1], pooled.std(ddof=1) / np.sqrt(4 * M))
+    np.testing.assert_array_equal(agent._choose(candidates, gain, error), [1, 0, 0])
+
+
+def test_rounds_play_real_games():
+    """With rounds, the real search still plays legal actions, and later rounds simulate
+    only some of the decisions."""
+    agent = load("search:pretrained:dice-2p", samples=4, top_k=3, turns=1, min_prob=0,
+                 confidence=2, rounds=3)
+    sizes, simulate = [], agent._simulate_positions
+
+    def spy(obs, candidates, phase):
+        sizes.append(len(obs))
+        return simulate(obs, candidates, phase)
+
+    agent._simulate_positions = spy
+    agent.reset(seed=2)
+    _, obs, masks = decisions("dice", 3, 31)
+    actions = agent.act_batch(obs, masks)
+    assert masks[np.arange(len(obs)), actions].all()
+    assert len(sizes) > 1 and max(sizes[1:]) < sizes[0]
+
+
 def zero_value(agent: SearchAgent) -> SearchAgent:
     """The agent with a value head that always says 0: a leaf is worth its score now."""
     with torch.no_grad():
@@ -259,6 +309,8 @@ def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     ({"objective": "points"}, "objective must be one of"),
     ({"min_prob": -0.1}, "min_prob must be a finite number >= 0"),
     ({"min_prob": 1.5}, "min_prob must be a probability <= 1"),
+    ({"rounds": 0}, "rounds must be an integer >= 1"),
+    ({"rounds": 2.5}, "rounds must be an integer >= 1"),
     ({"preset": "fast"}, "unknown search preset 'fast'"),
     ({"depth": 3}, r"unknown search settings \['depth'\]"),
     ({"phases": "play"}, "phases must be 'all' or phase names of the dice game"),
