@@ -86,7 +86,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win",
                           "min_prob": 0.01},
              "person": {"turns": 0, "samples": 64, "confidence": 2.0, "objective": "win",
-                        "min_prob": 0.01}},
+                        "min_prob": 0.01, "rounds": 4}},
     "cards": {"evaluate": {"phases": "play", "turns": 4},
               "person": {"phases": "play", "turns": 8, "samples": 128}},
 }
