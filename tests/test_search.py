@@ -263,9 +263,15 @@ def rearranged(engine: BatchedCardGame, rng: np.random.Generator) -> BatchedCard
     return out
 
 
-def test_card_search_cannot_see_other_hands_or_the_pile_order():
+@pytest.mark.parametrize("settings", [{}, {"rounds": 3, "confidence": 50}])
+def test_card_search_cannot_see_other_hands_or_the_pile_order(settings):
+    """The same decision whatever the other hand and the pile order, also when some
+    decisions are sampled again (``rounds``; the high ``confidence`` keeps them open)."""
     rng = np.random.default_rng(0)
-    agent = load("search:pretrained:cards-2p", game="cards", samples=8, top_k=4, turns=2)
+    agent = load("search:pretrained:cards-2p", game="cards", samples=8, top_k=4, turns=2,
+                 **settings)
+    searches, simulate = [], agent._simulate_positions
+    agent._simulate_positions = lambda *a: searches.append(1) or simulate(*a)
     for seed in range(0, 60, 20):
         engine = play_position(seed)
         other = rearranged(engine, rng)
@@ -278,6 +284,7 @@ def test_card_search_cannot_see_other_hands_or_the_pile_order():
             agent.reset(seed=seed)
             decided.append(agent.act(game.observations()[0, 0], game.action_masks()[0, 0]))
         assert decided[0] == decided[1]
+    assert len(searches) > 6 if settings else len(searches) == 6  # 6 decisions searched
 
 
 def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
