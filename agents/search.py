@@ -380,7 +380,8 @@ def paired_gains(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     candidate (so the differences are paired); NaN: copy ``m`` of that row not simulated
     (a row's copies are all simulated or none)."""
     diff = values - values[:, :1]
-    if not np.isnan(diff).any():
+    if not np.isnan(diff).any():  # one round: numpy's own mean and std, bit for bit as
+        # the recorded matches were played (the pooled sums below round differently)
         M = values.shape[2]
         error = diff.std(2, ddof=1) / math.sqrt(M) if M > 1 else np.zeros(diff.shape[:2])
         return diff.mean(2), error

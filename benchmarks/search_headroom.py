@@ -91,7 +91,8 @@ def main() -> None:
         print(f"| {name} | {len(found)} | {beaten[0]} | {beaten[1]} | {np.mean(errors):.2f} |")
     if searches:
         names = list(verdicts)
-        print(f"\n| turns/samples/confidence/phases/min_prob/rounds | leaves the favourite | "
+        print(f"\n| turns/samples/confidence/phases/min_prob/rounds | "
+              f"leaves the favourite | "
               f"reference gain per decision | {' | '.join(f'of which {p}' for p in names)} "
               f"| ms per decision |")
         print("|---|---|---|" + "---|" * len(names) + "---|")
