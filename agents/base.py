@@ -103,8 +103,10 @@ class DecodingAgent(Agent):
         if not self.supports_batch:
             return super().act_batch(observations, masks)
         legal, only = legal_batch(masks)
-        decided = self.decide_batch(decode_batch(observations, self.game), legal)
         B = backend_of(legal)
+        if not legal.shape[0]:  # a pool's opponent with no seats (decoding needs rows)
+            return B.astype(only, B.int64)
+        decided = self.decide_batch(decode_batch(observations, self.game), legal)
         return B.astype(B.where(only >= 0, only, decided), B.int64)
 
     def decide_batch(self, view: BatchView, legal: Any) -> Any:

@@ -172,3 +172,20 @@ def test_batched_expert_makes_no_host_sync_on_torch(game):
         assert syncs.count == 0, syncs.calls
         assert isinstance(chosen, torch.Tensor) and chosen.dtype == torch.int64
         engine.step(chosen.reshape(32, 4))
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+@pytest.mark.parametrize("bot", ["expert", "greedy"])
+def test_batched_bots_answer_an_empty_batch_in_its_kind(game, bot):
+    """A trainer's pool asks every opponent for all its seats, also when a small batch
+    leaves it none: zero rows give zero int64 actions, a tensor for a tensor."""
+    from agents import load
+    engine = BATCHED_GAMES[game](4, 2, backend="torch", seed=0)
+    obs = engine.observations().reshape(8, -1)[:0]
+    masks = engine.action_masks().reshape(8, -1)[:0]
+    player = load(bot, game=game, num_players=2)
+    chosen = player.act_batch(obs, masks)
+    assert isinstance(chosen, torch.Tensor) and chosen.dtype == torch.int64
+    assert chosen.shape == (0,)
+    chosen = player.act_batch(obs.numpy(), masks.numpy())
+    assert isinstance(chosen, np.ndarray) and chosen.dtype == np.int64 and chosen.shape == (0,)
