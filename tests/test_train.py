@@ -246,6 +246,25 @@ def test_refine_fits_the_start_network_to_a_search_of_it(tmp_path, capsys):
     assert "imitation.refine: refines the network of run.init_from" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_shipped_expert_iteration_configs_refine_their_pretrained_network(tmp_path, game):
+    """configs/<game>-2p-search.yaml as a user runs it, with fewer and cheaper games: the
+    run starts from the shipped network, fits it to its search and writes a checkpoint
+    that differs from the shipped one and plays legally."""
+    config = ROOT / "configs" / f"{game}-2p-search.yaml"
+    demonstrator = load_config(config).imitation.demonstrator
+    cheap = demonstrator.replace("]:", ",samples=2]:") if "]:" in demonstrator \
+        else demonstrator.replace("search:", "search[samples=2]:")
+    assert run_train(tmp_path, "--config", str(config), "run.name=ei", "imitation.games=2",
+                     "imitation.workers=1", f"imitation.demonstrator={cheap}",
+                     "env.num_games=8", "run.total_steps=512", "eval.final_games=2") == 0
+    start = load(f"pretrained:{game}-2p", game=game, num_players=2).network.state_dict()
+    end = torch.load(tmp_path / "ei" / "final.pt", weights_only=True)["state_dict"]
+    assert start.keys() == end.keys()
+    assert any(not torch.equal(end[k], v) for k, v in start.items())
+    checkpoint_plays(tmp_path / "ei" / "final.pt", game=game)
+
+
 def test_improved_policy_adds_the_gains_less_their_noise_over_the_temperature():
     from agents.search import Searched
     from agents.trainers.imitation import improved_policy
