@@ -120,6 +120,21 @@ def repeat(data: dict[str, np.ndarray], game: str, spec: str, count: int,
               f"{data['gains'][rows][at, first][changed].mean():+.2f} |")
 
 
+def parse_fit(text: str) -> str:
+    """A ``--fits`` value, checked: ``targets/learning_rate/epochs[/temperature]``."""
+    parts = text.split("/")
+    try:
+        ok = len(parts) in (3, 4) and parts[0] in ("actions", "search") \
+            and float(parts[1]) > 0 and int(parts[2]) >= 1 and float(parts[-1]) > 0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected targets/learning_rate/epochs[/temperature], targets actions "
+            "or search, the numbers positive (e.g. actions/1e-4/8, search/3e-4/16/0.3)")
+    return text
+
+
 def fit(data: dict[str, np.ndarray], game: str, variant: str, checkpoint: str,
         save: str | None, seed: int) -> str:
     """Step 3 for one variant; its table row."""
@@ -169,12 +184,19 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", required=True, help="folder of the collected chunks")
     parser.add_argument("--repeat", type=int, default=600)
-    parser.add_argument("--fits", nargs="*", default=["actions/1e-4/8"])
+    parser.add_argument("--fits", nargs="*", type=parse_fit, default=["actions/1e-4/8"])
     parser.add_argument("--save", default=None, help="folder for the fitted checkpoints")
     parser.add_argument("--seed", type=int, default=1000)
     args = parser.parse_args()
+    if args.games < CHUNK:
+        parser.error(f"--games must be at least {CHUNK} (one chunk), got {args.games}")
     checkpoint = args.checkpoint or f"pretrained:{args.game}-2p"
     spec = args.demonstrator or f"search[samples=32,rounds=4,confidence=2]:{checkpoint}"
+    try:  # a bad spec or checkpoint fails here, named, not in every worker
+        read_checkpoint(checkpoint, args.game, 2)
+        load(spec, game=args.game, num_players=2)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
     os.makedirs(args.out, exist_ok=True)
     jobs = [(args.game, spec, args.out, i, args.seed + i) for i in range(args.games // CHUNK)]
     with Pool(args.workers) as pool:

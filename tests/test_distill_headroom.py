@@ -49,3 +49,16 @@ def test_a_collected_chunk_is_kept(tmp_path):
     run(tmp_path, "actions/1e-4/1")
     assert chunk.stat().st_mtime_ns == stamp
     assert not list(tmp_path.glob("*.part.npz"))
+
+
+def test_bad_arguments_are_named_before_any_game(tmp_path):
+    for args, named in ((["--fits", "actions/1e-4"], "actions/1e-4"),
+                        (["--games", "3"], "--games"),
+                        (["--demonstrator", "search[samples=0]:pretrained:cards-2p"],
+                         "samples"),
+                        (["--checkpoint", str(tmp_path / "none.pt")], "none.pt")):
+        done = subprocess.run([sys.executable, "benchmarks/distill_headroom.py", "--out",
+                               str(tmp_path / "out"), *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2 and named in done.stderr, (args, done.stderr[-500:])
+        assert not list((tmp_path / "out").glob("chunk_*"))
