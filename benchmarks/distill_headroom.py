@@ -44,11 +44,10 @@ from agents.load import read_checkpoint
 from agents.policy import save_checkpoint
 from agents.search import Searched
 from agents.trainers.config import load_config
-from agents.trainers.imitation import Demonstrations, improved_policy, pretrain
-from qwinto_env.batched import BATCHED_GAMES
+from agents.trainers.imitation import Demonstrations, improved_policy, pretrain, self_play
 
 CHUNK = 16
-KEYS = ("obs", "masks", "actions", "logits", "gains", "errors", "games", "seats", "then")
+KEYS = ("obs", "masks", "actions", "logits", "gains", "errors", "to_come")
 
 
 def collect_chunk(job: tuple) -> int:
@@ -60,30 +59,14 @@ def collect_chunk(job: tuple) -> int:
     torch.set_num_threads(1)
     agent = load(spec, game=game, num_players=2)
     agent.reset(seed=seed)
-    engine = BATCHED_GAMES[game](CHUNK, 2, backend="numpy", seed=seed)
-    engine.reset(seed=seed, start_player=np.arange(CHUNK) % 2)
-    finished, finals = np.zeros(CHUNK, dtype=bool), np.zeros((CHUNK, 2), dtype=np.float32)
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in KEYS}
-    while not finished.all():
-        obs, masks = engine.observations(), engine.action_masks() > 0
-        actions = masks.argmax(axis=2)
-        g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
-        if len(g):
-            found = agent.search_batch(obs[g, s], masks[g, s])
-            actions[g, s] = found.actions
-            row = {"obs": obs[g, s], "masks": masks[g, s], "actions": found.actions,
-                   "logits": np.nan_to_num(found.logits, neginf=-1e9).astype(np.float32),
-                   "gains": found.gains.astype(np.float32),
-                   "errors": found.errors.astype(np.float32), "games": g, "seats": s,
-                   "then": engine.scores()[g, s]}
-            for key in KEYS:
-                parts[key].append(np.asarray(row[key]))
-        step = engine.step(actions)
-        first = ~finished[step.done_index]
-        finals[step.done_index[first]] = step.final_scores[first]
-        finished[step.done_index] = True
-    data = {k: np.concatenate(v) for k, v in parts.items()}
-    data["to_come"] = finals[data["games"], data["seats"]] - data["then"]
+
+    def decide(obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, dict]:
+        found = agent.search_batch(obs, masks)
+        return found.actions, {
+            "logits": np.nan_to_num(found.logits, neginf=-1e9).astype(np.float32),
+            "gains": found.gains.astype(np.float32), "errors": found.errors.astype(np.float32)}
+
+    data = self_play(decide, game, 2, CHUNK, seed, lambda finished: None)
     part = path.with_suffix(".part.npz")
     np.savez(part, **data)
     os.replace(part, path)
@@ -93,7 +76,7 @@ def collect_chunk(job: tuple) -> int:
 def load_chunks(out: str, count: int) -> dict[str, np.ndarray]:
     """Chunks ``0..count-1`` of ``out``, joined."""
     chunks = [np.load(Path(out) / f"chunk_{i:04d}.npz") for i in range(count)]
-    return {k: np.concatenate([c[k] for c in chunks]) for k in (*KEYS, "to_come")}
+    return {k: np.concatenate([c[k] for c in chunks]) for k in KEYS}
 
 
 def repeat(data: dict[str, np.ndarray], game: str, spec: str, count: int,

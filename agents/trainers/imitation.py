@@ -79,40 +79,54 @@ def _collect_worker(job: tuple) -> Demonstrations:
 def _collect_part(cfg: TrainConfig, games: int, seed: int,
                   on_finished: Callable[[int], Any]) -> Demonstrations:
     """:func:`collect` of ``games`` games in this process, seeded ``seed``."""
-    ic, game_name, P, G = cfg.imitation, cfg.env.game, cfg.env.num_players, games
-    agent = load(ic.demonstrator, game=game_name, num_players=P)
+    ic = cfg.imitation
+    agent = load(ic.demonstrator, game=cfg.env.game, num_players=cfg.env.num_players)
     agent.reset(seed=seed)
-    engine = BATCHED_GAMES[game_name](G, P, backend="numpy", seed=seed)
+
+    def decide(obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        if ic.targets != "search":
+            return agent.act_batch(obs, masks.astype(np.int8)), {}
+        searched = agent.search_batch(obs, masks)
+        return searched.actions, {"targets": improved_policy(searched, ic.temperature)}
+
+    demo = self_play(decide, cfg.env.game, cfg.env.num_players, games, seed, on_finished)
+    return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
+                          demo["actions"].astype(np.int64), demo["to_come"].astype(np.float32),
+                          demo.get("targets"))
+
+
+def self_play(decide: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict]],
+              game: str, num_players: int, games: int, seed: int,
+              on_finished: Callable[[int], Any]) -> dict[str, np.ndarray]:
+    """Play ``games`` games side by side on the numpy batched engine (game ``g`` starts
+    with seat ``g % num_players``; each slot's first game is kept), every game's decision
+    points (more than one legal action) decided at once by ``decide(obs, masks)`` ->
+    ``(actions, extras)``. Returns, per decision point: ``obs``, ``masks`` (bool),
+    ``actions``, ``games``, ``seats``, ``then`` (the seat's score there), ``to_come`` (its
+    final score minus ``then``) and each array of ``extras``, one row per decision."""
+    G, P = games, num_players
+    engine = BATCHED_GAMES[game](G, P, backend="numpy", seed=seed)
     engine.reset(seed=seed, start_player=np.arange(G) % P)
     finished, finals = np.zeros(G, dtype=bool), np.zeros((G, P), dtype=np.float32)
-    soft = ic.targets == "search"
-    keys = ("obs", "masks", "actions", "games", "seats", "then") + (("targets",) if soft else ())
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    parts: dict[str, list[np.ndarray]] = {}
     while not finished.all():
         obs, masks = engine.observations(), engine.action_masks() > 0
         actions = masks.argmax(axis=2)  # the only legal action, where there is one
         g, s = np.nonzero((masks.sum(axis=2) > 1) & ~finished[:, None])
         if len(g):
-            if soft:
-                searched = agent.search_batch(obs[g, s], masks[g, s])
-                actions[g, s] = searched.actions
-                parts["targets"].append(improved_policy(searched, ic.temperature))
-            else:
-                actions[g, s] = agent.act_batch(obs[g, s], masks[g, s].astype(np.int8))
+            actions[g, s], extras = decide(obs[g, s], masks[g, s])
             for key, part in (("obs", obs[g, s]), ("masks", masks[g, s]),
                               ("actions", actions[g, s]), ("games", g), ("seats", s),
-                              ("then", engine.scores()[g, s])):
-                parts[key].append(part)
+                              ("then", engine.scores()[g, s]), *extras.items()):
+                parts.setdefault(key, []).append(part)
         out = engine.step(actions)
         first = ~finished[out.done_index]
         finals[out.done_index[first]] = out.final_scores[first]
         finished[out.done_index] = True
         on_finished(int(first.sum()))
     demo = {k: np.concatenate(v) for k, v in parts.items()}
-    to_come = finals[demo["games"], demo["seats"]] - demo["then"]
-    return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
-                          demo["actions"].astype(np.int64), to_come.astype(np.float32),
-                          demo.get("targets"))
+    demo["to_come"] = finals[demo["games"], demo["seats"]] - demo["then"]
+    return demo
 
 
 def improved_policy(searched: Searched, temperature: float) -> np.ndarray:
