@@ -21,7 +21,9 @@ choices; this measures, without a match, whether such a fit generalises:
    gain of the action it plays, per searched decision (unsimulated actions count 0),
    beside the search's own (optimistic, as step 2 shows). The fit's settings not in the
    variant are those of ``configs/<game>-2p-search.yaml``. ``--save DIR`` writes each
-   fitted checkpoint, for a match.
+   fitted checkpoint, for a match or another round (``--checkpoint``); its metadata
+   records the config of the fit (``run.init_from``, ``imitation.demonstrator``, the
+   variant), as a train.py checkpoint records its run's.
 
     python benchmarks/distill_headroom.py --game cards --games 2400 --workers 2 \\
         --out runs/distill-cards --save runs/distill-cards/fits \\
@@ -118,8 +120,8 @@ def parse_fit(text: str) -> str:
     return text
 
 
-def fit(data: dict[str, np.ndarray], game: str, variant: str, checkpoint: str,
-        save: str | None, seed: int) -> str:
+def fit(data: dict[str, np.ndarray], game: str, variant: str, checkpoint: str, spec: str,
+        games: int, save: str | None, seed: int) -> str:
     """Step 3 for one variant; its table row."""
     targets, lr, epochs, *rest = variant.split("/")
     temperature = float(rest[0]) if rest else 1.0
@@ -132,8 +134,11 @@ def fit(data: dict[str, np.ndarray], game: str, variant: str, checkpoint: str,
         soft = improved_policy(found, temperature)[:cut]
     demos = Demonstrations(data["obs"][:cut], data["masks"][:cut], data["actions"][:cut],
                            data["to_come"][:cut].astype(np.float32), soft)
-    cfg = load_config(f"{game}-2p-search",
-                      [f"imitation.learning_rate={lr}", f"imitation.epochs={epochs}"])
+    cfg = load_config(f"{game}-2p-search", [  # what the saved checkpoint records
+        f"run.init_from={checkpoint}", f"imitation.demonstrator={spec}",
+        f"imitation.games={games}", f"imitation.targets={targets}",
+        f"imitation.temperature={temperature}", f"imitation.learning_rate={lr}",
+        f"imitation.epochs={epochs}"])
     torch.manual_seed(seed)
     net, meta = read_checkpoint(checkpoint, game, 2)
     pretrain(net, demos, cfg, torch.device("cpu"), progress=False)
@@ -141,7 +146,9 @@ def fit(data: dict[str, np.ndarray], game: str, variant: str, checkpoint: str,
         os.makedirs(save, exist_ok=True)
         save_checkpoint(f"{save}/{variant.replace('/', '_')}.pt", net, meta["game"],
                         meta["num_players"], meta["observation_size"], meta["num_actions"],
-                        meta.get("metadata"))
+                        {"trainer": cfg.run.trainer, "config": cfg.to_dict(),
+                         "steps": (meta.get("metadata") or {}).get("steps", 0),
+                         "fitted": {"decisions": cut, "first_chunk_seed": seed}})
     with torch.no_grad():
         logits = net(torch.as_tensor(data["obs"]))[0].numpy()
     plays = np.where(data["masks"], logits, -np.inf).argmax(1)
@@ -202,7 +209,8 @@ def main() -> None:
           "| the search's own |")
     print("|---|---|---|---|---|---|")
     for variant in args.fits:
-        print(fit(data, args.game, variant, checkpoint, args.save, args.seed), flush=True)
+        print(fit(data, args.game, variant, checkpoint, spec, len(jobs) * CHUNK, args.save,
+                  args.seed), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
+from agents import load
+from agents.trainers.config import config_from_dict
+
 ROOT = Path(__file__).resolve().parents[1]
 # A cheap search that leaves the favourite often (confidence 0), so every column has rows.
 CHEAP = "search[samples=2,turns=1,confidence=0,phases=play]:pretrained:cards-2p"
 
 
-def run(out: Path, *fits: str) -> str:
+def run(out: Path, *fits: str, save: Path | None = None) -> str:
     done = subprocess.run(
         [sys.executable, "benchmarks/distill_headroom.py", "--game", "cards", "--games", "16",
          "--workers", "1", "--out", str(out), "--demonstrator", CHEAP, "--repeat", "20",
-         "--fits", *fits], cwd=ROOT, capture_output=True, text=True, timeout=600,
+         *(["--save", str(save)] if save else []), "--fits", *fits], cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -42,13 +47,22 @@ def test_a_fit_that_does_not_move_the_network_plays_its_favourite(tmp_path):
     assert left and float(left.group(1)) > 0
 
 
-def test_a_collected_chunk_is_kept(tmp_path):
+def test_a_collected_chunk_is_kept_and_a_saved_fit_says_how_it_was_made(tmp_path):
     run(tmp_path, "actions/1e-4/1")
     chunk = tmp_path / "chunk_0000.npz"
     stamp = chunk.stat().st_mtime_ns
-    run(tmp_path, "actions/1e-4/1")
+    run(tmp_path, "search/1e-4/1/0.5", save=tmp_path / "fits")
     assert chunk.stat().st_mtime_ns == stamp
     assert not list(tmp_path.glob("*.part.npz"))
+    saved = tmp_path / "fits" / "search_1e-4_1_0.5.pt"
+    config = torch.load(saved, weights_only=True)["metadata"]["config"]
+    assert config["run"]["init_from"] == "pretrained:cards-2p"
+    assert {k: config["imitation"][k] for k in ("demonstrator", "games", "targets",
+                                                  "temperature", "learning_rate", "epochs")} \
+        == {"demonstrator": CHEAP, "games": 16, "targets": "search", "temperature": 0.5,
+            "learning_rate": 1e-4, "epochs": 1}
+    assert config_from_dict(config).imitation.refine  # a valid config, as train.py reads
+    load(str(saved), game="cards", num_players=2)  # a valid checkpoint
 
 
 def test_bad_arguments_are_named_before_any_game(tmp_path):
