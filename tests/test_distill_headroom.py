@@ -23,7 +23,8 @@ def run(out: Path, *fits: str, save: Path | None = None) -> str:
     done = subprocess.run(
         [sys.executable, "benchmarks/distill_headroom.py", "--game", "cards", "--games", "16",
          "--workers", "1", "--out", str(out), "--demonstrator", CHEAP, "--repeat", "20",
-         *(["--save", str(save)] if save else []), "--fits", *fits], cwd=ROOT, capture_output=True, text=True, timeout=600,
+         *(["--save", str(save)] if save else []), "--fits", *fits],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
