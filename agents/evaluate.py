@@ -70,6 +70,7 @@ import numbers
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -426,8 +427,9 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     """Play ``games`` games with seat rotation; see the module docstring.
 
     ``agents`` holds one spec (a name or a path) or :class:`Agent` per seat (or a single
-    one for self-play). ``workers > 1`` splits the games over processes (specs only,
-    single engine). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``. Every
+    one for self-play). ``workers > 1`` splits the games over processes (specs only):
+    single games on the single engine, batches of :data:`BATCH_GAMES` on the batched one
+    (a warning says when there are fewer batches than workers). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``. Every
     argument is checked, and every spec loaded, before the first game: a bad one raises
     :class:`EvaluationError` naming it.
     """
@@ -453,6 +455,11 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
             out = runner(objs, num_players, seat_of, seed, agent_seeds, bar.update)
     elif use_batched:
         starts = list(range(0, games, BATCH_GAMES))
+        if len(starts) < workers:
+            warnings.warn(f"{games} games are {len(starts)} batch(es) of the batched engine "
+                          f"({BATCH_GAMES} games each), so {len(starts)} of the {workers} "
+                          "workers play (the single engine shares out single games)",
+                          stacklevel=2)
         jobs = [(specs, game, num_players, seat_of, seed, agent_seeds, starts[i::workers],
                  BATCH_GAMES) for i in range(min(workers, len(starts)))]
         out = _in_processes(_batched_worker, jobs, [sum(min(BATCH_GAMES, games - s)

@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -29,9 +30,9 @@ def test_same_seed_same_table():
 
 
 def test_workers_do_not_change_results():
-    one = play(["greedy", "random", "random"], num_players=3, games=9, seed=1, progress=False)
-    two = play(["greedy", "random", "random"], num_players=3, games=9, seed=1, workers=2,
-               progress=False)
+    kw = dict(num_players=3, games=9, seed=1, engine="single", progress=False)
+    one = play(["greedy", "random", "random"], **kw)
+    two = play(["greedy", "random", "random"], workers=2, **kw)
     assert (one.score == two.score).all()
     assert strip_time(one.summary) == strip_time(two.summary)
 
@@ -47,6 +48,22 @@ def test_batched_workers_do_not_change_results(game, monkeypatch):
     two = play(["expert", "random"], workers=2, **kw)
     assert (one.score == two.score).all() and (one.full_rows == two.full_rows).all()
     assert (one.score != 0).all()
+
+
+def test_fewer_batches_than_workers_is_said(monkeypatch):
+    """A match smaller than a batch plays in one process: the caller is told, not left
+    to wonder why the second worker idles, and still gets the games."""
+    import agents.evaluate as evaluate
+
+    monkeypatch.setattr(evaluate, "BATCH_GAMES", 4)
+    with pytest.warns(UserWarning, match=r"3 games are 1 batch.*1 of the 2 workers"):
+        few = play(["expert", "random"], games=3, seed=2, workers=2, engine="batched",
+                   progress=False)
+    assert (few.score != 0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        play(["expert", "random"], games=8, seed=2, workers=2, engine="batched",
+             progress=False)
 
 
 class StartSpy(RandomAgent):
@@ -287,7 +304,7 @@ def test_round_robin_with_more_seats():
 
 
 def test_round_robin_workers_do_not_change_results():
-    kw = dict(game="cards", games=3, seed=1, progress=False)
+    kw = dict(game="cards", games=3, seed=1, engine="single", progress=False)
     one = round_robin(["random", "greedy", "random"], **kw)
     two = round_robin(["random", "greedy", "random"], workers=2, **kw)
     assert all((a.score == b.score).all() for a, b in zip(one.tables, two.tables))
