@@ -429,9 +429,9 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     ``agents`` holds one spec (a name or a path) or :class:`Agent` per seat (or a single
     one for self-play). ``workers > 1`` splits the games over processes (specs only):
     single games on the single engine, batches of :data:`BATCH_GAMES` on the batched one
-    (a warning says when there are fewer batches than workers). ``engine`` is ``"auto"``, ``"single"`` or ``"batched"``. Every
-    argument is checked, and every spec loaded, before the first game: a bad one raises
-    :class:`EvaluationError` naming it.
+    (a warning says when there are fewer batches than workers). ``engine`` is
+    ``"auto"``, ``"single"`` or ``"batched"``. Every argument is checked, and every spec
+    loaded, before the first game: a bad one raises :class:`EvaluationError` naming it.
     """
     _check_settings(game, num_players, games, seed, workers, engine)
     num_players, games, seed, workers = int(num_players), int(games), int(seed), int(workers)
