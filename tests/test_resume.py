@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,25 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):
     assert "already finished" in out and "\n" not in out
     assert str(run_copy / "final.pt") in out and str(run_copy / "evaluation.txt") in out
     assert snapshot(run_copy) == before
+
+
+@pytest.mark.parametrize("changes, said", [
+    ([], []),
+    (["ppo.learning_rate=1e-4"], ["ppo.learning_rate 0.0005 -> 0.0001"]),
+    (["opponents.self_play=1", "opponents.scripted={}"],
+     ["opponents.self_play 0.6 -> 1", "opponents.scripted {'random': 0.2, 'greedy': 0.2} -> {}"])])
+def test_a_resume_with_other_training_settings_says_which(run_copy, changes, said):
+    """Resuming without the run's overrides trains on with the defaults: allowed (a smaller
+    learning rate to finish a run), but each changed field is named; a longer run is not."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY,
+                         "run.total_steps=1700", *changes) == 0
+    told = [str(w.message) for w in caught if "resuming run 'r'" in str(w.message)]
+    assert len(told) == (1 if said else 0)
+    for field in said:
+        assert field in told[0]
+    assert not said or "run.total_steps" not in told[0]
 
 
 def test_resume_finishes_a_run_killed_during_its_final_evaluation(run_copy, capsys):

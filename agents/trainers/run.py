@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -116,6 +117,25 @@ def read_trainer_state(path: str | Path, cfg: TrainConfig,
     return state
 
 
+#: The config sections that shape training from a resumed state on; a resume that changes
+#: them is allowed (a smaller learning rate to finish) but said, since the run's
+#: config.yaml then records only the new values.
+RESUME_SETTINGS = ("ppo", "opponents")
+
+
+def _say_changed_settings(cfg: TrainConfig, saved: dict[str, Any]) -> None:
+    """Warn, naming each field, when ``cfg`` resumes a state saved with other
+    :data:`RESUME_SETTINGS` (a resume without the run's overrides gets the defaults)."""
+    now = cfg.to_dict()
+    changed = [f"{section}.{key} {old!r} -> {value!r}"
+               for section in RESUME_SETTINGS for key, value in now[section].items()
+               if (old := saved.get(section, {}).get(key)) != value]
+    if changed:
+        warnings.warn(f"resuming run {cfg.run.name!r} with settings other than its saved "
+                      f"state's: {', '.join(changed)} (the run goes on with the new ones; "
+                      f"pass the saved ones again to keep them)", UserWarning, stacklevel=3)
+
+
 def resolve_device(name: str) -> torch.device:
     """``"auto"`` -> cuda when available, else cpu; ``"cuda"`` without a GPU is an error."""
     if name == "auto":
@@ -159,6 +179,8 @@ class Run:
         self.observers: list[Callable[[int, Callable[[], PolicyNetwork]], None]] = []
         if self.finished:
             return
+        if resume:
+            _say_changed_settings(cfg, self.state["config"])
         self.threads = ThreadGovernor(cfg.run.torch_threads)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, self.dir / "config.yaml")
