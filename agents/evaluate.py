@@ -82,6 +82,7 @@ from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
+from .console import warnings_as_lines
 from .load import PLAYER_COUNTS, load
 from .processes import count_finished, in_processes
 
@@ -782,9 +783,11 @@ def main(argv: Sequence[str] | None = None,
     _check_outputs(parser, args)
     tournament = round_robin if args.round_robin else play
     try:
-        res = tournament(split_specs(args.agents), game=args.game,
-                         num_players=args.players, games=args.games, seed=args.seed,
-                         workers=args.workers, progress=not args.quiet, engine=args.engine)
+        with warnings_as_lines(prog):
+            res = tournament(split_specs(args.agents), game=args.game,
+                             num_players=args.players, games=args.games, seed=args.seed,
+                             workers=args.workers, progress=not args.quiet,
+                             engine=args.engine)
     except ValueError as exc:
         argument = getattr(exc, "argument", None)
         if argument is None:  # a failure during play

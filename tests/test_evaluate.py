@@ -66,6 +66,22 @@ def test_fewer_batches_than_workers_is_said(monkeypatch):
              progress=False)
 
 
+def test_the_command_says_a_warning_in_one_line(monkeypatch, capsys):
+    """On the command line a warning reads like the command's errors, without Python's
+    file, line and source; a caller in Python keeps its own warning format."""
+    import agents.evaluate as evaluate
+
+    monkeypatch.setattr(evaluate, "BATCH_GAMES", 4)
+    before = warnings.showwarning
+    main(["--agents", "expert,random", "--games", "3", "--workers", "2", "--engine",
+          "batched", "--quiet"], prog="qwinto-evaluate")
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "warning" in line] == [
+        "qwinto-evaluate: warning: 3 games are 1 batch(es) of the batched engine (4 games "
+        "each), so 1 of the 2 workers play (the single engine shares out single games)"]
+    assert warnings.showwarning is before
+
+
 class StartSpy(RandomAgent):
     """Random play; records, per game, whether it made the game's very first decision."""
 

@@ -115,15 +115,18 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):
     (["ppo.learning_rate=1e-4"], ["ppo.learning_rate 0.0005 -> 0.0001"]),
     (["opponents.self_play=1", "opponents.scripted={}"],
      ["opponents.self_play 0.6 -> 1", "opponents.scripted {'random': 0.2, 'greedy': 0.2} -> {}"])])
-def test_a_resume_with_other_training_settings_says_which(run_copy, changes, said):
+def test_a_resume_with_other_training_settings_says_which(run_copy, capsys, changes, said):
     """Resuming without the run's overrides trains on with the defaults: allowed (a smaller
-    learning rate to finish a run), but each changed field is named; a longer run is not."""
-    with warnings.catch_warnings(record=True) as caught:
+    learning rate to finish a run), but each changed field is named, in one line of the
+    command's own voice; a longer run is not."""
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
         assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY,
                          "run.total_steps=1700", *changes) == 0
-    told = [str(w.message) for w in caught if "resuming run 'r'" in str(w.message)]
+    err = capsys.readouterr().err
+    told = [line for line in err.splitlines() if "resuming run 'r'" in line]
     assert len(told) == (1 if said else 0)
+    assert all(line.startswith("train.py: warning: resuming run") for line in told)
     for field in said:
         assert field in told[0]
     assert not said or "run.total_steps" not in told[0]

@@ -12,6 +12,7 @@ import argparse
 import re
 import sys
 
+from ..console import warnings_as_lines
 from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
 from .preflight import check_resources
 
@@ -64,7 +65,12 @@ def parse_args(argv: list[str] | None = None, prog: str = "qwinto-train") -> arg
 def main(argv: list[str] | None = None, prog: str = "qwinto-train") -> int:
     """Train as the arguments say; 0 when done. Every bad argument or config is refused
     before anything is built or written: one line ``<prog>: error: <field>: <reason>``
-    on stderr, and 2."""
+    on stderr, and 2. Warnings are one line each, ``<prog>: warning: <message>``."""
+    with warnings_as_lines(prog):
+        return _main(argv, prog)
+
+
+def _main(argv: list[str] | None, prog: str) -> int:
     try:
         args = parse_args(argv, prog)
         if args.help_config:
