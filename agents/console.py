@@ -1,10 +1,11 @@
-"""How the command-line tools say what is not an error: one line per warning.
+"""How the command-line tools speak: one line per error or warning.
 
-Python's default warning format (file, line number, the source line of the call) suits a
-library's user; a command's user wants the command's own voice, as its errors have
-(``<prog>: error: <reason>``). :func:`warnings_as_lines` gives the warnings raised while
-a command runs that shape, ``<prog>: warning: <message>`` on stderr, and leaves the
-format as it was when the command returns (a caller in Python keeps its own).
+:func:`say` writes ``<prog>: <kind>: <message>`` on one line of stderr (a command's
+refusal, ``<prog>: error: <reason>``). Python's default warning format (file, line
+number, the source line of the call) suits a library's user; a command's user wants the
+command's own voice, so :func:`warnings_as_lines` says the warnings raised while a
+command runs as ``<prog>: warning: <message>`` and leaves the format as it was when the
+command returns (a caller in Python keeps its own).
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ import sys
 import warnings
 from typing import Iterator
 
-__all__ = ["warnings_as_lines"]
+__all__ = ["say", "warnings_as_lines"]
+
+
+def say(prog: str, kind: str, message: object, file=None) -> None:
+    """``<prog>: <kind>: <message>`` on one line of ``file`` (stderr by default), even
+    where the message quotes a library's multi-line text."""
+    print(f"{prog}: {kind}: " + " ".join(str(message).split()), file=file or sys.stderr,
+          flush=True)
 
 
 @contextlib.contextmanager
@@ -23,8 +31,7 @@ def warnings_as_lines(prog: str) -> Iterator[None]:
     the stderr of the moment (whitespace folded, so a multi-line message stays one
     line); filters and the once-per-place rule stay Python's."""
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        print(f"{prog}: warning: " + " ".join(str(message).split()),
-              file=file or sys.stderr, flush=True)
+        say(prog, "warning", message, file)
 
     with warnings.catch_warnings():
         warnings.showwarning = show

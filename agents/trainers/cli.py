@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from ..console import warnings_as_lines
+from ..console import say, warnings_as_lines
 from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
 from .preflight import check_resources
 
@@ -102,6 +102,5 @@ def _main(argv: list[str] | None, prog: str) -> int:
 
 
 def _refuse(prog: str, exc: Exception) -> int:
-    # one line, even where the reason quotes a library's multi-line message
-    print(f"{prog}: error: " + " ".join(str(exc).split()), file=sys.stderr)
+    say(prog, "error", exc)
     return 2
