@@ -84,7 +84,7 @@ from qwinto_env.parallel import GAMES
 from .base import Agent
 from .console import warnings_as_lines
 from .load import PLAYER_COUNTS, load
-from .processes import count_finished, in_processes
+from .processes import bar_progress, count_finished, in_processes
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
            "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
@@ -200,8 +200,9 @@ def seating(games: int, num_players: int) -> np.ndarray:
 def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
                 game_ids: Sequence[int], seat_of: np.ndarray, game_seeds: np.ndarray,
                 agent_seeds: np.ndarray,
-                progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """Play the games ``game_ids`` on the single-game engine; per-game outcome arrays."""
+                progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
+    """Play the games ``game_ids`` on the single-game engine; per-game outcome arrays
+    (``progress(games, decisions)``: :mod:`agents.processes`)."""
     engine = GAMES[game_name](num_players=num_players)
     n_actions = engine.num_actions
     index = [engine.observation_index(s) for s in range(num_players)]
@@ -214,6 +215,7 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
         for e, agent in enumerate(agents):
             agent.reset(seed=int(agent_seeds[g, e]))
         engine.reset(seed=int(game_seeds[g]))
+        decisions = 0
         while not engine.done:
             feats = None
             actions = []
@@ -227,6 +229,7 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
                 mask[:] = 0
                 mask[legal] = 1
                 actions.append(seat_agent[s].act(feats[index[s]], mask))
+                decisions += 1
             try:
                 engine.step(actions)
             except ValueError as exc:
@@ -243,13 +246,13 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
             out["pentagon_columns"][row, e] = sum(
                 all(cells[c] for c in col) for col, _ in rules.PENTAGON_COLUMNS)
         if progress is not None:
-            progress(1)
+            progress(1, decisions)
     return out
 
 
 def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of: np.ndarray,
                   seed: int, agent_seeds: np.ndarray,
-                  progress: Callable[[int], None] | None = None,
+                  progress: Callable[[int, int], None] | None = None,
                   starts: Sequence[int] | None = None,
                   batch_games: int | None = None) -> dict[str, np.ndarray]:
     """Play the games on the batched engine, in batches of ``batch_games`` (by default
@@ -282,6 +285,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
         while not finished.all():
             obs, masks = engine.observations(), engine.action_masks()
             actions = np.empty((n, P), dtype=np.int64)
+            decisions = 0
             for e, agent in enumerate(agents):
                 # Each agent is asked only for the real decisions of unfinished games
                 # (as on the single engine); elsewhere any legal action does (the first).
@@ -291,6 +295,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
                 ask = ((mask > 0).sum(axis=1) > 1) & ~finished
                 if ask.any():
                     chosen[ask] = agent.act_batch(obs[g[ask], s[ask]], mask[ask])
+                    decisions += int(ask.sum())
                 actions[g, s] = chosen
             result = engine.step(actions)
             done = np.asarray(result.done_index)
@@ -300,7 +305,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
                                  seat_here[done[first]])
             finished[done] = True
             if progress is not None:
-                progress(int(first.sum()))
+                progress(int(first.sum()), decisions)
     return out
 
 
@@ -453,7 +458,7 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
     if use_batched and workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p batched", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
-            out = runner(objs, num_players, seat_of, seed, agent_seeds, bar.update)
+            out = runner(objs, num_players, seat_of, seed, agent_seeds, bar_progress(bar))
     elif use_batched:
         starts = list(range(0, games, BATCH_GAMES))
         if len(starts) < workers:
@@ -471,7 +476,7 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
         with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
             out = _play_games(objs, game, num_players, range(games), seat_of, game_seeds,
-                              agent_seeds, bar.update)
+                              agent_seeds, bar_progress(bar))
     else:
         chunks = [list(c) for c in np.array_split(np.arange(games), min(games, workers * 8))]
         jobs = [(specs, game, num_players, c, seat_of, game_seeds, agent_seeds) for c in chunks]

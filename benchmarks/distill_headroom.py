@@ -68,7 +68,7 @@ def collect_chunk(job: tuple) -> int:
             "logits": np.nan_to_num(found.logits, neginf=-1e9).astype(np.float32),
             "gains": found.gains.astype(np.float32), "errors": found.errors.astype(np.float32)}
 
-    data = self_play(decide, game, 2, CHUNK, seed, lambda finished: None)
+    data = self_play(decide, game, 2, CHUNK, seed, lambda games, decisions: None)
     part = path.with_suffix(".part.npz")
     np.savez(part, **data)
     os.replace(part, path)

@@ -82,6 +82,58 @@ def test_the_command_says_a_warning_in_one_line(monkeypatch, capsys):
     assert warnings.showwarning is before
 
 
+class CountingAgent(RandomAgent):
+    """Random play that counts the decisions it is asked, one at a time or in batches."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.asked = 0
+
+    def act(self, observation, action_mask):
+        self.asked += 1
+        return super().act(observation, action_mask)
+
+    def act_batch(self, observations, masks):
+        self.asked += len(observations)
+        return super().act_batch(observations, masks)
+
+
+@pytest.mark.parametrize("engine", ["single", "batched"])
+def test_the_game_loops_report_decisions_before_the_games_end(engine):
+    """Games side by side all finish near the end, so the loops report the decisions
+    made as they go: every one the agents were asked, most before the first game ends."""
+    from agents.evaluate import BATCHED_RUNNERS, _play_games
+
+    agents_ = [CountingAgent(), CountingAgent()]
+    games, calls = 6, []
+    seat_of = seating(games, 2)
+    seeds = np.arange(games * 2).reshape(games, 2)
+    if engine == "batched":
+        BATCHED_RUNNERS["dice"](agents_, 2, seat_of, 3, seeds,
+                                lambda g, d: calls.append((g, d)))
+    else:
+        _play_games(agents_, "dice", 2, range(games), seat_of, seeds[:, 0], seeds,
+                    lambda g, d: calls.append((g, d)))
+    finished, decided = np.array(calls).T
+    assert finished.sum() == games
+    assert decided.sum() == sum(a.asked for a in agents_) > 10 * games
+    if engine == "batched":
+        before_first_end = decided[:np.flatnonzero(finished)[0]].sum()
+        assert before_first_end > decided.sum() / 2
+
+
+def test_the_progress_bar_shows_the_decisions_made(capsys):
+    """The user's bar (the evaluator's stderr) shows the games and the decisions made so
+    far, the same count from one process as from worker processes."""
+    shown = []
+    for workers in (1, 2):
+        play(["random", "greedy"], games=4, seed=5, engine="single", workers=workers)
+        final = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+        assert "4/4" in final and final.endswith(" decisions]"), final
+        shown.append(int(final.split(", ")[-1].split()[0].replace(",", "")))
+    assert shown[0] == shown[1] > 40
+
+
 class StartSpy(RandomAgent):
     """Random play; records, per game, whether it made the game's very first decision."""
 

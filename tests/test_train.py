@@ -163,15 +163,19 @@ def test_imitation_warm_start_learns_the_demonstrator(tmp_path):
 
 def test_imitation_workers_split_the_games_and_join_the_parts_in_order(capsys):
     """imitation.workers=2: part i is what one process collects with seed run.seed + i;
-    the progress bar counts the games the workers finish."""
+    the progress bar counts the games the workers finish and the decisions recorded (in
+    one process too)."""
     from dataclasses import fields
     from agents.trainers.imitation import Demonstrations, collect
     base = [*TINY, "run.seed=7", "imitation.demonstrator=greedy"]
     both = collect(load_config(None, [*base, "imitation.games=5", "imitation.workers=2"]))
-    assert "5/5" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "5/5" in err and f"{len(both.actions):,} decisions]" in err
     parts = [collect(load_config(None, [*TINY, f"run.seed={seed}", f"imitation.games={n}",
-                                        "imitation.demonstrator=greedy"]), progress=False)
+                                        "imitation.demonstrator=greedy"]), progress=seed == 7)
              for seed, n in ((7, 3), (8, 2))]
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "3/3 [" in last and last.endswith(f", {len(parts[0].actions):,} decisions]")
     assert both.targets is None and all(p.targets is None for p in parts)
     for f in fields(Demonstrations):
         if f.name == "targets":

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from qwinto_env.batched import BATCHED_GAMES
 
 from ..load import load
-from ..processes import count_finished, in_processes
+from ..processes import bar_progress, count_finished, in_processes
 from ..policy import PolicyNetwork
 from ..search import Searched
 from .config import TrainConfig
@@ -64,7 +64,7 @@ def collect(cfg: TrainConfig, progress: bool = True) -> Demonstrations:
     desc = f"demonstrations ({ic.demonstrator})"
     if len(sizes) == 1:
         with tqdm(total=ic.games, desc=desc, unit="game", disable=not progress) as bar:
-            return _collect_part(cfg, ic.games, cfg.run.seed, bar.update)
+            return _collect_part(cfg, ic.games, cfg.run.seed, bar_progress(bar))
     jobs = [(cfg, n, cfg.run.seed + i, count_finished) for i, n in enumerate(sizes)]
     parts = in_processes(_collect_worker, jobs, len(jobs), ic.games, desc, progress)
     return Demonstrations(*(None if getattr(parts[0], f.name) is None
@@ -77,7 +77,7 @@ def _collect_worker(job: tuple) -> Demonstrations:
 
 
 def _collect_part(cfg: TrainConfig, games: int, seed: int,
-                  on_finished: Callable[[int], Any]) -> Demonstrations:
+                  progress: Callable[[int, int], Any]) -> Demonstrations:
     """:func:`collect` of ``games`` games in this process, seeded ``seed``."""
     ic = cfg.imitation
     agent = load(ic.demonstrator, game=cfg.env.game, num_players=cfg.env.num_players)
@@ -89,7 +89,7 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
         searched = agent.search_batch(obs, masks)
         return searched.actions, {"targets": improved_policy(searched, ic.temperature)}
 
-    demo = self_play(decide, cfg.env.game, cfg.env.num_players, games, seed, on_finished)
+    demo = self_play(decide, cfg.env.game, cfg.env.num_players, games, seed, progress)
     return Demonstrations(demo["obs"].astype(np.float32), demo["masks"],
                           demo["actions"].astype(np.int64), demo["to_come"].astype(np.float32),
                           demo.get("targets"))
@@ -97,11 +97,12 @@ def _collect_part(cfg: TrainConfig, games: int, seed: int,
 
 def self_play(decide: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict]],
               game: str, num_players: int, games: int, seed: int,
-              on_finished: Callable[[int], Any]) -> dict[str, np.ndarray]:
+              progress: Callable[[int, int], Any]) -> dict[str, np.ndarray]:
     """Play ``games`` games side by side on the numpy batched engine (game ``g`` starts
     with seat ``g % num_players``; each slot's first game is kept), every game's decision
     points (more than one legal action) decided at once by ``decide(obs, masks)`` ->
-    ``(actions, extras)``. Returns, per decision point: ``obs``, ``masks`` (bool),
+    ``(actions, extras)``; ``progress(games, decisions)`` after every step
+    (:mod:`agents.processes`). Returns, per decision point: ``obs``, ``masks`` (bool),
     ``actions``, ``games``, ``seats``, ``then`` (the seat's score there), ``to_come`` (its
     final score minus ``then``) and each array of ``extras``, one row per decision."""
     G, P = games, num_players
@@ -123,7 +124,7 @@ def self_play(decide: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict]
         first = ~finished[out.done_index]
         finals[out.done_index[first]] = out.final_scores[first]
         finished[out.done_index] = True
-        on_finished(int(first.sum()))
+        progress(int(first.sum()), len(g))
     demo = {k: np.concatenate(v) for k, v in parts.items()}
     demo["to_come"] = finals[demo["games"], demo["seats"]] - demo["then"]
     return demo
