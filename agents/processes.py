@@ -8,9 +8,8 @@ job runs for half an hour).
 Every game loop here takes a ``progress(games, decisions)`` callback: the games it has
 newly finished and the decisions its agents made since its last call. The bar counts
 the games and shows the decisions beside them, because games played side by side on the
-batched engine all finish near the end (1,400 search demonstrations: 79 minutes at 0
-games). :func:`bar_progress` is the callback for a bar in this process; in a worker,
-:func:`count_finished` is.
+batched engine all finish near the end. :func:`bar_progress` is the callback for a bar in
+this process; in a worker, :func:`count_finished` is.
 """
 
 from __future__ import annotations
