@@ -1,5 +1,5 @@
-"""What a request to the web server costs: moves against the shipped bots, through a real
-server (``python -m qwinto_env.web --port 0``) on this machine.
+"""What a request to the web server costs: moves against the shipped bots and their
+searches, through a real server (``python -m qwinto_env.web --port 0``) on this machine.
 
     python benchmarks/bench_web.py [--games 10] [--held 200]
 
@@ -24,7 +24,9 @@ import time
 import httpx
 
 MATCHES = [("dice", "pretrained:dice-2p"), ("cards", "pretrained:cards-2p"),
-           ("dice", "expert"), ("cards", "expert")]
+           ("dice", "expert"), ("cards", "expert"),
+           ("dice", "search[person]:pretrained:dice-2p"),
+           ("cards", "search[person]:pretrained:cards-2p")]
 
 
 def start_server() -> tuple[subprocess.Popen, str]:

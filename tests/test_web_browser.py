@@ -1,7 +1,7 @@
 """The web page end to end, as a person uses it: the real server (uvicorn) and a real
 headless Chromium (Debian's chromium and chromedriver, driven by Selenium; nothing is
 downloaded) play a whole dice game and a whole card game against the shipped pretrained
-bots with the mouse. Checked: the totals on the final table equal the scores of the
+bots, and against each game's person-facing search, with the mouse. Checked: the totals on the final table equal the scores of the
 downloaded record replayed in the PettingZoo env; a reload in the middle resumes the same
 game; two tabs hold two games.
 
@@ -28,6 +28,8 @@ from qwinto_env.web import create_app, replay
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 BOTS = {"dice": "pretrained:dice-2p", "cards": "pretrained:cards-2p"}
+SEARCHES = {"dice": "search[person]:pretrained:dice-2p",
+            "cards": "search[person]:pretrained:cards-2p"}
 CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-quic", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--window-size=1200,900")
@@ -56,7 +58,7 @@ def server():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = create_app(bots=sorted(BOTS.values()))
+    app = create_app(bots=sorted(BOTS.values()) + sorted(SEARCHES.values()))
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, daemon=True)
@@ -97,14 +99,14 @@ def by_testid(driver, testid: str):
     return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]')
 
 
-def start_game(driver, base: str, game: str, seed: int) -> str:
-    """Open the page, choose ``game`` for 2 players against its pretrained bot, start;
-    the game id the URL now holds."""
+def start_game(driver, base: str, game: str, seed: int, bot: str | None = None) -> str:
+    """Open the page, choose ``game`` for 2 players against ``bot`` (its pretrained bot
+    unless given), start; the game id the URL now holds."""
     driver.get(base)
     assert settle(driver) == "idle"
     Select(by_testid(driver, "game-select")).select_by_value(game)
     Select(by_testid(driver, "players-select")).select_by_value("2")
-    Select(by_testid(driver, "bot-select-1")).select_by_value(BOTS[game])
+    Select(by_testid(driver, "bot-select-1")).select_by_value(bot or BOTS[game])
     by_testid(driver, "seed-input").send_keys(str(seed))
     by_testid(driver, "start").click()
     assert settle(driver) == "ready"
@@ -147,10 +149,11 @@ def save_screenshot(driver, game: str) -> None:
 
 # -- the test ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("game", sorted(BOTS))
-def test_whole_game_in_the_browser(server, browser, game):
-    rng = random.Random(f"web-{game}")
-    game_id = start_game(browser, server, game, seed=rng.randrange(10**6))
+@pytest.mark.parametrize("game,bot", [(g, BOTS[g]) for g in sorted(BOTS)]
+                         + [(g, SEARCHES[g]) for g in sorted(SEARCHES)])
+def test_whole_game_in_the_browser(server, browser, game, bot):
+    rng = random.Random(f"web-{game}" if bot == BOTS[game] else f"web-{bot}")
+    game_id = start_game(browser, server, game, seed=rng.randrange(10**6), bot=bot)
     by_testid(browser, "fast").click()
     moves = 0
     while page_state(browser) != "done":
@@ -160,10 +163,11 @@ def test_whole_game_in_the_browser(server, browser, game):
             check_reload_resumes(browser, game_id)
             check_second_tab(browser, server, game, game_id, rng)
     totals = [int(by_testid(browser, f"final-total-{seat}").text) for seat in range(2)]
-    save_screenshot(browser, game)
+    if bot == BOTS[game]:
+        save_screenshot(browser, game)  # docs/web's pictures are of the pretrained bots
     record = download_record(browser)
     assert (record["game"], record["num_players"], record["done"]) == (game, 2, True)
-    assert record["players"] == ["you", BOTS[game]]
+    assert record["players"] == ["you", bot]
     assert totals == replay(record).game.scores()  # the engine's, not the server's word
 
 

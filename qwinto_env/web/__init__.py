@@ -17,8 +17,9 @@ option                      meaning
 ==========================  ==============================================================
 ``--host 127.0.0.1``        address to listen on; the default serves this computer only
 ``--port 8000``             port; ``0`` picks a free one (the printed address has it)
-``--bots NAMES``            comma-separated bots the page may seat (default ``random,greedy,
-                            expert,pretrained:dice-2p,pretrained:cards-2p``): names or
+``--bots NAMES``            comma-separated bots the page may seat (default
+                            :data:`~qwinto_env.web.menu.DEFAULT_BOTS`: the scripted bots,
+                            the shipped networks, each game's ``search[person]``): names or
                             checkpoint paths for :func:`qwinto_env.opponents.opponent_loader`
 ``--max-games 200``         games held in memory at once (see Safety)
 ``--access-log``            log every request on standard output (off: a pipe that

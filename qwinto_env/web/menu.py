@@ -15,10 +15,12 @@ from ..spec import SPECS
 
 __all__ = ["BotMenu", "DEFAULT_BOTS"]
 
-#: The bots a server offers unless told otherwise: the scripted ones, the shipped ones,
-#: and the card game's search at its person-facing settings (agents/search.py).
-DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:cards-2p",
-                "search[person]:pretrained:cards-2p")
+#: The bots a server offers unless told otherwise: the scripted ones, the shipped
+#: networks, and each game's search at its person-facing settings (agents/search.py), the
+#: strongest opponent there is for a 2-player game.
+DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:dice-2p-v2",
+                "search[person]:pretrained:dice-2p", "pretrained:cards-2p",
+                "pretrained:cards-2p-v2", "search[person]:pretrained:cards-2p")
 
 
 class BotMenu:
