@@ -1,9 +1,9 @@
 """The web page end to end, as a person uses it: the real server (uvicorn) and a real
 headless Chromium (Debian's chromium and chromedriver, driven by Selenium; nothing is
 downloaded) play a whole dice game and a whole card game against the shipped pretrained
-bots, and against each game's person-facing search, with the mouse. Checked: the totals on the final table equal the scores of the
-downloaded record replayed in the PettingZoo env; a reload in the middle resumes the same
-game; two tabs hold two games.
+bots, and against each game's person-facing search, with the mouse. Checked: the totals
+on the final table equal the scores of the downloaded record replayed in the PettingZoo
+env; a reload in the middle resumes the same game; two tabs hold two games.
 
 Skipped when /usr/bin/chromium or /usr/bin/chromedriver is missing, unless
 ``QWINTO_REQUIRE_BROWSER=1`` (then it fails). ``QWINTO_SCREENSHOTS=<folder>`` saves
