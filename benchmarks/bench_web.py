@@ -26,7 +26,7 @@ import httpx
 MATCHES = [("dice", "pretrained:dice-2p"), ("cards", "pretrained:cards-2p"),
            ("dice", "expert"), ("cards", "expert"),
            ("dice", "search[person]:pretrained:dice-2p"),
-           ("cards", "search[person]:pretrained:cards-2p")]
+           ("cards", "search[person]:pretrained:cards-2p-v2")]
 
 
 def start_server() -> tuple[subprocess.Popen, str]:

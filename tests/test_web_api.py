@@ -24,7 +24,7 @@ from qwinto_env.web import create_app, replay
 PAIRS = [("dice", "random"), ("dice", "greedy"), ("dice", "expert"),
          ("dice", "pretrained:dice-2p"), ("cards", "random"), ("cards", "greedy"),
          ("cards", "expert"), ("cards", "pretrained:cards-2p"),
-         ("cards", "search[person]:pretrained:cards-2p"), ("dice", "pretrained:dice-2p-v2"),
+         ("cards", "search[person]:pretrained:cards-2p-v2"), ("dice", "pretrained:dice-2p-v2"),
          ("dice", "search[person]:pretrained:dice-2p"), ("cards", "pretrained:cards-2p-v2")]
 
 
@@ -144,7 +144,7 @@ def test_options_list_the_bots_that_load(client):
                                             "search[person]:pretrained:dice-2p"]
     assert options["bots"]["dice"]["3"] == ["random", "greedy", "expert"]
     assert options["bots"]["cards"]["2"][3:] == ["pretrained:cards-2p", "pretrained:cards-2p-v2",
-                                                  "search[person]:pretrained:cards-2p"]
+                                                  "search[person]:pretrained:cards-2p-v2"]
     assert options["bots"]["cards"]["1"] == []
     assert options["games"]["cards"]["max_players"] == 4
     assert options["layout"]["field_columns"][2][0] == rules.FIELD_COLUMNS[2][0]

@@ -29,7 +29,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 BOTS = {"dice": "pretrained:dice-2p", "cards": "pretrained:cards-2p"}
 SEARCHES = {"dice": "search[person]:pretrained:dice-2p",
-            "cards": "search[person]:pretrained:cards-2p"}
+            "cards": "search[person]:pretrained:cards-2p-v2"}
 CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-quic", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--window-size=1200,900")

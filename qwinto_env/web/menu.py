@@ -20,7 +20,7 @@ __all__ = ["BotMenu", "DEFAULT_BOTS"]
 #: strongest opponent there is for a 2-player game.
 DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:dice-2p-v2",
                 "search[person]:pretrained:dice-2p", "pretrained:cards-2p",
-                "pretrained:cards-2p-v2", "search[person]:pretrained:cards-2p")
+                "pretrained:cards-2p-v2", "search[person]:pretrained:cards-2p-v2")
 
 
 class BotMenu:
