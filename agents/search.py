@@ -70,8 +70,8 @@ from .base import Agent, AgentSpecError, legal_rows
 from .lookahead import value_units
 from .policy import PolicyNetwork
 
-__all__ = ["SearchAgent", "Searched", "OBJECTIVES", "DEFAULTS", "PRESETS", "deal_hidden",
-           "paired_gains"]
+__all__ = ["SearchAgent", "Searched", "OBJECTIVES", "DEFAULTS", "PRESETS", "MAX_COPIES",
+           "deal_hidden", "paired_gains"]
 
 OBJECTIVES = ("score", "margin", "win")
 #: The settings (keyword arguments) and their values when neither they nor a preset say.
@@ -90,6 +90,10 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cards": {"evaluate": {"phases": "play", "turns": 4},
               "person": {"phases": "play", "turns": 8, "samples": 128}},
 }
+#: Most simulated games one decision's round may take (``samples`` times the candidates):
+#: the engine holds them all at once, about 1.4 (dice) and 3.4 (cards) kB each at its peak,
+#: so a setting past this is refused at load, not by the allocator at the first decision.
+MAX_COPIES = 1 << 16
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -172,6 +176,11 @@ class SearchAgent(Agent):
         self.confidence = _check_number("confidence", chosen["confidence"], 0.0)
         self.min_prob = _check_number("min_prob", chosen["min_prob"], 0.0)
         self.rounds = _check_int("rounds", chosen["rounds"], 1)
+        copies = self.samples * min(self.top_k, spec.num_actions)
+        if copies > MAX_COPIES:
+            raise AgentSpecError(f"search settings samples={self.samples} and top_k="
+                                 f"{self.top_k} simulate {copies} games per decision; at "
+                                 f"most {MAX_COPIES} (MAX_COPIES)")
         if self.min_prob > 1:
             raise AgentSpecError(f"search setting min_prob must be a probability <= 1, "
                                  f"got {chosen['min_prob']!r}")

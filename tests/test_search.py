@@ -12,9 +12,10 @@ from agents import load
 from agents.base import AgentSpecError
 from agents.evaluate import main as evaluate_main
 from agents.load import CheckpointNotFoundError
-from agents.search import DEFAULTS, PRESETS, SearchAgent, deal_hidden
+from agents.search import DEFAULTS, MAX_COPIES, PRESETS, SearchAgent, deal_hidden
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
+from qwinto_env.spec import SPECS
 from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import ENTRY
 from qwinto_env.view import decode_batch
@@ -323,10 +324,20 @@ def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     ({"phases": "play"}, "phases must be 'all' or phase names of the dice game"),
     ({"phases": ""}, "phases must be 'all'"),
     ({"reward_scale": 0}, "reward_scale must be a finite number > 0"),
+    ({"samples": 9_999_999_999}, "simulate 39999999996 games per decision; at most 65536"),
+    ({"samples": MAX_COPIES // 2, "top_k": 3}, "top_k=3 simulate 98304 games"),
 ])
 def test_bad_settings_name_the_setting(kwargs, message):
     with pytest.raises(AgentSpecError, match=message):
         load("search:pretrained:dice-2p", **kwargs)
+
+
+def test_copies_count_only_candidates_the_game_has():
+    actions = SPECS["dice"].num_actions
+    agent = load("search:pretrained:dice-2p", samples=MAX_COPIES // actions, top_k=10 ** 6)
+    assert agent.samples * actions <= MAX_COPIES
+    with pytest.raises(AgentSpecError, match="per decision"):
+        load("search:pretrained:dice-2p", samples=MAX_COPIES // actions + 1, top_k=10 ** 6)
 
 
 def test_settings_in_the_spec():
