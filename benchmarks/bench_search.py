@@ -1,11 +1,13 @@
 """How long the search bot takes per decision, on one core.
 
     python benchmarks/bench_search.py [--decisions 100] [--presets person evaluate]
+        [--checkpoints dice=pretrained:dice-2p-v2 cards=pretrained:cards-2p-v2]
 
 For each game and preset of :data:`agents.search.PRESETS`: seat 0's real decisions
-(several legal actions) from self-play of the shipped checkpoint, spread over whole
-games, each decided alone (``act``, as a person's opponent does) with one torch thread;
-the median, 95th percentile and slowest time per decision. The evaluator's speed with
+(several legal actions) from self-play of the checkpoint it searches over (default the
+shipped ``pretrained:<game>-2p``), spread over whole games, each decided alone (``act``,
+as a person's opponent does) with one torch thread; the median, 95th percentile and
+slowest time per decision. The evaluator's speed with
 many games at once is what ``python -m agents.evaluate`` prints (games/s).
 """
 
@@ -23,10 +25,11 @@ from agents.search import PRESETS
 from qwinto_env.batched import BATCHED_GAMES
 
 
-def self_play_decisions(game: str, decisions: int, seed: int) -> list[tuple]:
-    """Seat 0's real decisions (observation, mask, phase) in self-play of the shipped
-    2-player checkpoint, spread over whole games (one in about 2.5 steps of 64 games)."""
-    policy = load(f"pretrained:{game}-2p", game=game)
+def self_play_decisions(game: str, checkpoint: str, decisions: int,
+                        seed: int) -> list[tuple]:
+    """Seat 0's real decisions (observation, mask, phase) in self-play of a 2-player
+    checkpoint, spread over whole games (one in about 2.5 steps of 64 games)."""
+    policy = load(checkpoint, game=game)
     engine = BATCHED_GAMES[game](64, 2, seed=seed)
     rng = np.random.default_rng(seed)
     found: list[tuple] = []
@@ -47,16 +50,26 @@ def main() -> None:
     parser.add_argument("--games", nargs="*", default=["dice", "cards"])
     parser.add_argument("--presets", nargs="*", default=None, help="default: every one")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoints", nargs="*", default=[], metavar="GAME=CHECKPOINT",
+                        help="what a game's search plans with (default pretrained:<game>-2p)")
     args = parser.parse_args()
+    checkpoints = {game: f"pretrained:{game}-2p" for game in args.games}
+    for item in args.checkpoints:
+        game, _, checkpoint = item.partition("=")
+        if game not in checkpoints or not checkpoint:
+            parser.error(f"--checkpoints takes GAME=CHECKPOINT for a game of --games "
+                         f"{args.games}, got {item!r}")
+        checkpoints[game] = checkpoint
     torch.set_num_threads(1)
     print(f"{platform.machine()}, Python {platform.python_version()}, torch "
           f"{torch.__version__}, one thread; {args.decisions} decisions per row\n")
-    print("| game | preset | settings | median ms | 95th percentile ms | slowest ms |")
-    print("|---|---|---|---|---|---|")
+    print("| game | checkpoint | preset | settings | median ms | 95th percentile ms | "
+          "slowest ms |")
+    print("|---|---|---|---|---|---|---|")
     for game in args.games:
-        found = self_play_decisions(game, args.decisions, args.seed)
+        found = self_play_decisions(game, checkpoints[game], args.decisions, args.seed)
         for preset in args.presets or sorted(PRESETS[game]):
-            agent = load(f"search[{preset}]:pretrained:{game}-2p", game=game)
+            agent = load(f"search[{preset}]:{checkpoints[game]}", game=game)
             agent.reset(seed=args.seed)
             times = []
             for obs, mask, _ in found:
@@ -64,8 +77,9 @@ def main() -> None:
                 agent.act(obs, mask)
                 times.append(1000 * (time.perf_counter() - start))
             settings = ", ".join(f"{k}={v}" for k, v in agent.settings().items())
-            print(f"| {game} | {preset} | {settings} | {np.median(times):.0f} | "
-                  f"{np.percentile(times, 95):.0f} | {max(times):.0f} |")
+            print(f"| {game} | {checkpoints[game]} | {preset} | {settings} | "
+                  f"{np.median(times):.0f} | {np.percentile(times, 95):.0f} | "
+                  f"{max(times):.0f} |")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import httpx
 
 MATCHES = [("dice", "pretrained:dice-2p"), ("cards", "pretrained:cards-2p"),
            ("dice", "expert"), ("cards", "expert"),
-           ("dice", "search[person]:pretrained:dice-2p"),
+           ("dice", "search[person]:pretrained:dice-2p-v2"),
            ("cards", "search[person]:pretrained:cards-2p-v2")]
 
 

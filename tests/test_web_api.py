@@ -25,7 +25,7 @@ PAIRS = [("dice", "random"), ("dice", "greedy"), ("dice", "expert"),
          ("dice", "pretrained:dice-2p"), ("cards", "random"), ("cards", "greedy"),
          ("cards", "expert"), ("cards", "pretrained:cards-2p"),
          ("cards", "search[person]:pretrained:cards-2p-v2"), ("dice", "pretrained:dice-2p-v2"),
-         ("dice", "search[person]:pretrained:dice-2p"), ("cards", "pretrained:cards-2p-v2")]
+         ("dice", "search[person]:pretrained:dice-2p-v2"), ("cards", "pretrained:cards-2p-v2")]
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_options_list_the_bots_that_load(client):
     options = client.get("/api/options").json()
     assert options["bots"]["dice"]["2"] == ["random", "greedy", "expert", "pretrained:dice-2p",
                                             "pretrained:dice-2p-v2",
-                                            "search[person]:pretrained:dice-2p"]
+                                            "search[person]:pretrained:dice-2p-v2"]
     assert options["bots"]["dice"]["3"] == ["random", "greedy", "expert"]
     assert options["bots"]["cards"]["2"][3:] == ["pretrained:cards-2p", "pretrained:cards-2p-v2",
                                                   "search[person]:pretrained:cards-2p-v2"]

@@ -28,7 +28,7 @@ from qwinto_env.web import create_app, replay
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 BOTS = {"dice": "pretrained:dice-2p", "cards": "pretrained:cards-2p"}
-SEARCHES = {"dice": "search[person]:pretrained:dice-2p",
+SEARCHES = {"dice": "search[person]:pretrained:dice-2p-v2",
             "cards": "search[person]:pretrained:cards-2p-v2"}
 CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -19,7 +19,7 @@ __all__ = ["BotMenu", "DEFAULT_BOTS"]
 #: networks, and each game's search at its person-facing settings (agents/search.py), the
 #: strongest opponent there is for a 2-player game.
 DEFAULT_BOTS = ("random", "greedy", "expert", "pretrained:dice-2p", "pretrained:dice-2p-v2",
-                "search[person]:pretrained:dice-2p", "pretrained:cards-2p",
+                "search[person]:pretrained:dice-2p-v2", "pretrained:cards-2p",
                 "pretrained:cards-2p-v2", "search[person]:pretrained:cards-2p-v2")
 
 
