@@ -7,8 +7,8 @@ For each game and preset of :data:`agents.search.PRESETS`: seat 0's real decisio
 (several legal actions) from self-play of the checkpoint it searches over (default the
 shipped ``pretrained:<game>-2p``), spread over whole games, each decided alone (``act``,
 as a person's opponent does) with one torch thread; the median, 95th percentile and
-slowest time per decision. The evaluator's speed with
-many games at once is what ``python -m agents.evaluate`` prints (games/s).
+slowest time per decision. The evaluator's speed with many games at once is what
+``python -m agents.evaluate`` prints (games/s).
 """
 
 from __future__ import annotations
