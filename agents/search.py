@@ -38,15 +38,17 @@ names a set of them per game, :data:`DEFAULTS` fills the rest:
 ==============  ========  ==============================================================
 setting         default   meaning
 ==============  ========  ==============================================================
-``samples``     16        simulated games per candidate
+``samples``     16        simulated games per candidate (all candidates' together: at
+                          most :data:`MAX_COPIES`)
 ``top_k``       4         candidates (the policy's most likely legal actions)
 ``turns``       2         turn ends simulated before the value head scores (0: to the end)
 ``confidence``  1.0       standard errors by which a candidate's paired gain must exceed
                           0 for the agent to leave the policy's favourite
 ``min_prob``    0.0       policy probability below which a legal action is no candidate
-``rounds``      1         most rounds of ``samples`` copies per candidate: a decision gets
-                          another round while a candidate leads the favourite by less
-                          than ``confidence`` standard errors (all rounds pooled)
+``rounds``      1         most rounds (up to 64) of ``samples`` copies per candidate:
+                          a decision gets another round while a candidate leads the
+                          favourite by less than ``confidence`` standard errors (all
+                          rounds pooled)
 ``phases``      "all"     the phases searched, e.g. ``"play"``; the policy decides the rest
 ``objective``   "score"   ``"score"``, ``"margin"`` or ``"win"`` (see above)
 ==============  ========  ==============================================================
@@ -71,7 +73,7 @@ from .lookahead import value_units
 from .policy import PolicyNetwork
 
 __all__ = ["SearchAgent", "Searched", "OBJECTIVES", "DEFAULTS", "PRESETS", "MAX_COPIES",
-           "deal_hidden", "paired_gains"]
+           "MAX_ROUNDS", "deal_hidden", "paired_gains"]
 
 OBJECTIVES = ("score", "margin", "win")
 #: The settings (keyword arguments) and their values when neither they nor a preset say.
@@ -94,11 +96,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 #: the engine holds them all at once, about 1.4 (dice) and 3.4 (cards) kB each at its peak,
 #: so a setting past this is refused at load, not by the allocator at the first decision.
 MAX_COPIES = 1 << 16
+#: Most rounds: a decision that stays close takes round after round, its time and pooled
+#: values growing with each (16 rounds were the most measured; past 8 bought nothing).
+MAX_ROUNDS = 64
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise AgentSpecError(f"search setting {name} must be an integer >= {low}, "
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+            or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"from {low} to {high}"
+        raise AgentSpecError(f"search setting {name} must be an integer {bounds}, "
                              f"got {value!r}")
     return int(value)
 
@@ -175,7 +182,7 @@ class SearchAgent(Agent):
         self.turns = _check_int("turns", chosen["turns"], 0)
         self.confidence = _check_number("confidence", chosen["confidence"], 0.0)
         self.min_prob = _check_number("min_prob", chosen["min_prob"], 0.0)
-        self.rounds = _check_int("rounds", chosen["rounds"], 1)
+        self.rounds = _check_int("rounds", chosen["rounds"], 1, MAX_ROUNDS)
         copies = self.samples * min(self.top_k, spec.num_actions)
         if copies > MAX_COPIES:
             raise AgentSpecError(f"search settings samples={self.samples} and top_k="
