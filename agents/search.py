@@ -38,8 +38,8 @@ names a set of them per game, :data:`DEFAULTS` fills the rest:
 ==============  ========  ==============================================================
 setting         default   meaning
 ==============  ========  ==============================================================
-``samples``     16        simulated games per candidate (all candidates' together: at
-                          most :data:`MAX_COPIES`)
+``samples``     16        simulated games per candidate (times the candidates: at most
+                          :data:`MAX_COPIES`)
 ``top_k``       4         candidates (the policy's most likely legal actions)
 ``turns``       2         turn ends simulated before the value head scores (0: to the end)
 ``confidence``  1.0       standard errors by which a candidate's paired gain must exceed
@@ -92,6 +92,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cards": {"evaluate": {"phases": "play", "turns": 4},
               "person": {"phases": "play", "turns": 8, "samples": 128}},
 }
+
 #: Most simulated games one decision's round may take (``samples`` times the candidates):
 #: the engine holds them all at once, about 1.4 (dice) and 3.4 (cards) kB each at its peak,
 #: so a setting past this is refused at load, not by the allocator at the first decision.
