@@ -11,7 +11,9 @@ import torch
 from agents import load
 from agents.base import AgentSpecError
 from agents.evaluate import main as evaluate_main
+from agents.evaluate import play
 from agents.load import CheckpointNotFoundError
+from agents.policy import PolicyNetwork, save_checkpoint
 from agents.search import DEFAULTS, MAX_COPIES, PRESETS, SearchAgent, deal_hidden
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
@@ -48,6 +50,40 @@ def test_search_plays_legal_actions(game):
             assert masks[0, agent.act(obs[0], masks[0])] == 1
             seen += len(obs)
     assert seen > 50
+
+
+def untrained_checkpoint(folder, game: str, num_players: int):
+    """A small untrained network's checkpoint (only 2-player networks ship)."""
+    spec, size = SPECS[game], SPECS[game].observation_size(num_players)
+    torch.manual_seed(num_players)
+    network = PolicyNetwork(size, spec.num_actions, hidden=[32], features="sheet")
+    path = folder / f"{game}-{num_players}p.pt"
+    save_checkpoint(path, network, game, num_players, size, spec.num_actions)
+    return path
+
+
+@pytest.mark.parametrize("num_players", [1, 3, 4])
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_search_plays_every_player_count(tmp_path, game, num_players):
+    """A checkpoint of any player count searches: legal actions in every phase, some of
+    them not the policy's, and whole games in the evaluator."""
+    path = untrained_checkpoint(tmp_path, game, num_players)
+    agent = load(f"search[samples=4,top_k=3,turns=0,confidence=0]:{path}", game=game,
+                 num_players=num_players)
+    policy = load(str(path), game=game, num_players=num_players)
+    agent.reset(seed=0)
+    seen = changed = 0
+    for steps in range(0, 40, 5):
+        _, obs, masks = decisions(game, steps, steps, num_players)
+        if len(obs):
+            actions = agent.act_batch(obs, masks)
+            assert masks[np.arange(len(obs)), actions].all()
+            changed += (actions != policy.act_batch(obs, masks)).sum()
+            seen += len(obs)
+    assert seen > 50 and changed > 0
+    others = ["random"] * (num_players - 1)
+    results = play([agent, *others], game, num_players, games=2, seed=0, progress=False)
+    assert results.games == 2 and np.isfinite(results.score).all()
 
 
 @pytest.mark.parametrize("game", ["dice", "cards"])
@@ -231,61 +267,91 @@ def test_gains_over_one_entry_are_the_rules_score_changes(objective):
     assert checked > 20
 
 
-def play_position(seed: int):
+@pytest.mark.parametrize("objective,expected", [
+    ("score", [30, 30, 30, 30]), ("margin", [-5, 0, 2, 30]), ("win", [0, 0.5, 1, 1])])
+def test_objectives_measure_against_the_best_other_seat(tmp_path, objective, expected):
+    """With three or more seats the margin is over the best other seat, not the next;
+    alone, every objective is the score."""
+    path = untrained_checkpoint(tmp_path, "dice", 4)
+    agent = load(f"search:{path}", num_players=4, objective=objective)
+    scores = np.array([[30, 10, 35, 20], [30, 20, 30, 30], [30, 20, 25, 28], [30, 0, 0, 0]])
+    np.testing.assert_array_equal(agent._objective(scores, None), expected)
+    solo = load(f"search:{untrained_checkpoint(tmp_path, 'dice', 1)}", num_players=1,
+                objective=objective)
+    np.testing.assert_array_equal(solo._objective(scores[:, :1], None), [30] * 4)
+
+
+def play_position(seed: int, num_players: int = 2):
     """A card engine at a play where seat 0 is active with several plays."""
     for s in range(seed, seed + 200):
-        engine = BatchedCardGame(1, 2, seed=s)
-        for _ in range(2 * int(np.random.default_rng(s).integers(3, 12))):
+        engine = BatchedCardGame(1, num_players, seed=s)
+        for _ in range(num_players * int(np.random.default_rng(s).integers(3, 12))):
             engine.step(uniform_legal(engine.backend, engine.legal_bits(), engine.gen, 88))
         if engine.phase == card_spec.PLAY and engine.active[0] == 0 \
-                and engine.action_masks()[0, 0].sum() > 3 and engine.hands[0, 1].min() < 32:
+                and engine.action_masks()[0, 0].sum() > 3 and engine.hands[0, 1:].min() < 32:
             return engine
     raise AssertionError("no such position")
 
 
 def rearranged(engine: BatchedCardGame, rng: np.random.Generator) -> BatchedCardGame:
-    """The same position with the other seat's hand and the pile dealt again from the
+    """The same position with the other seats' hands and the pile dealt again from the
     same cards: nothing seat 0 sees has changed."""
-    hands, tops = engine.hands.copy(), engine.tops[0]
+    hands, tops = engine.hands[0], engine.tops[0]
     pos, end = int(engine.pile_pos[0]), int(engine.pile_end[0])
-    hidden = np.r_[hands[0, 1][hands[0, 1] < 32], engine.pile[0, pos:end]]
-    hidden = rng.permutation(hidden)
-    size = int((hands[0, 1] < 32).sum())
-    other = np.full(3, -1)
-    other[:size] = hidden[:size]
+    others = hands[1:]
+    hidden = rng.permutation(np.r_[others[others < 32], engine.pile[0, pos:end]])
+    dealt = np.full(hands.shape, -1)
+    dealt[0] = np.where(hands[0] == 32, -1, hands[0])
+    start = 0
+    for seat, size in enumerate((others < 32).sum(1), 1):
+        dealt[seat, :size] = hidden[start:start + size]
+        start += size
     pile = np.full(32, -1)
-    pile[:len(hidden) - size] = hidden[size:]
-    mine = np.where(hands[0, 0] == 32, -1, hands[0, 0])
-    out = BatchedCardGame(1, 2, seed=99)
+    pile[:len(hidden) - start] = hidden[start:]
+    out = BatchedCardGame(1, len(hands), seed=99)
     sheet = engine.sheet_state
     out.set_positions(sheet.cells[:, :, :27], sheet.misthrows, engine.active,
-                      engine.phase, np.stack([mine, other])[None], tops[None],
-                      engine.covered, pile[None])
+                      engine.phase, dealt[None], tops[None], engine.covered, pile[None])
     return out
+
+
+def assert_blind(agent: SearchAgent, rng: np.random.Generator, positions: int = 3) -> None:
+    """The agent decides each of ``positions`` plays the same whatever the hidden cards
+    (with the same seed)."""
+    for seed in range(0, 20 * positions, 20):
+        engine = play_position(seed, agent.num_players)
+        other = rearranged(engine, rng)
+        assert not np.array_equal(other.hands[0, 1:], engine.hands[0, 1:]) \
+            or not np.array_equal(other.pile[0, :5], engine.pile[0, int(engine.pile_pos[0]):][:5])
+        np.testing.assert_array_equal(other.observations()[0, 0], engine.observations()[0, 0])
+        decided = []
+        for game in (engine, other):
+            agent.reset(seed=seed)
+            decided.append(agent.act(game.observations()[0, 0], game.action_masks()[0, 0]))
+        assert decided[0] == decided[1]
 
 
 @pytest.mark.parametrize("settings", [{}, {"rounds": 3, "confidence": 50}])
 def test_card_search_cannot_see_other_hands_or_the_pile_order(settings):
     """The same decision whatever the other hand and the pile order, also when some
     decisions are sampled again (``rounds``; the high ``confidence`` keeps them open)."""
-    rng = np.random.default_rng(0)
     agent = load("search:pretrained:cards-2p", game="cards", samples=8, top_k=4, turns=2,
                  **settings)
     searches, simulate = [], agent._simulate_positions
     agent._simulate_positions = lambda *a: searches.append(1) or simulate(*a)
-    for seed in range(0, 60, 20):
-        engine = play_position(seed)
-        other = rearranged(engine, rng)
-        assert not np.array_equal(other.hands[0, 1], engine.hands[0, 1]) \
-            or not np.array_equal(other.pile[0, :5], engine.pile[0, int(engine.pile_pos[0]):][:5])
-        obs, mask = engine.observations()[0, 0], engine.action_masks()[0, 0]
-        np.testing.assert_array_equal(other.observations()[0, 0], obs)
-        decided = []
-        for game in (engine, other):
-            agent.reset(seed=seed)
-            decided.append(agent.act(game.observations()[0, 0], game.action_masks()[0, 0]))
-        assert decided[0] == decided[1]
-    assert len(searches) > 6 if settings else len(searches) == 6  # 6 decisions searched
+    assert_blind(agent, np.random.default_rng(0))
+    assert len(searches) > 6 if settings else len(searches) == 6  # 3 decisions, twice each
+
+
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_card_search_cannot_see_any_other_hand(tmp_path, num_players):
+    """As above with several other hands. Played to the end on few samples, the decisions
+    hang on the deals: one dealt as the real cards moves 2 (3 players) and 3 (4 players)
+    of these 5."""
+    path = untrained_checkpoint(tmp_path, "cards", num_players)
+    agent = load(f"search[samples=4,turns=0,confidence=0]:{path}", game="cards",
+                 num_players=num_players)
+    assert_blind(agent, np.random.default_rng(num_players), positions=5)
 
 
 def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
@@ -307,6 +373,30 @@ def test_hidden_cards_are_dealt_from_the_unseen_ones_uniformly():
     expected = size / len(unseen)  # every unseen card equally likely in the other hand
     assert np.abs(share - expected).max() < 0.04
     assert counts[list(seen)].sum() == 0
+
+
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_hidden_cards_fill_every_other_hand_and_the_pile(num_players):
+    """With several other seats, every deal gives each its hand's size and the pile its
+    length, from the unseen cards, each exactly once."""
+    engine = BatchedCardGame(8, num_players, seed=num_players)
+    for _ in range(5 * num_players):
+        engine.step(uniform_legal(engine.backend, engine.legal_bits(), engine.gen, 88))
+    obs, samples = engine.observations()[:, 0], 20
+    hands, piles = deal_hidden(obs, samples, np.random.default_rng(1))
+    view = decode_batch(obs, "cards")
+    for r in range(len(obs)):
+        own = view.hand[r][view.hand[r] >= 0]
+        seen = set(own) | set(view.tops[r]) | set(np.flatnonzero(engine.covered[r]))
+        sizes = (engine.hands[r] < card_spec.DECK_SIZE).sum(1)
+        pile_size = int(engine.pile_end[r] - engine.pile_pos[r])
+        for hand, pile in zip(hands[r * samples:(r + 1) * samples],
+                              piles[r * samples:(r + 1) * samples]):
+            assert sorted(hand[0][hand[0] >= 0]) == sorted(own)
+            np.testing.assert_array_equal((hand >= 0).sum(1)[1:], sizes[1:])
+            assert (pile >= 0).sum() == pile_size
+            dealt = np.r_[hand[1:][hand[1:] >= 0], pile[pile >= 0]]
+            assert sorted(dealt) == sorted(set(range(card_spec.DECK_SIZE)) - seen)
 
 
 @pytest.mark.parametrize("kwargs,message", [
