@@ -8,11 +8,11 @@ import yaml
 from agents import AgentSpecError, CheckpointNotFoundError, load
 from agents.expert import ExpertAgent
 from agents.load import PRETRAINED_DIR, pretrained_names
-from agents.policy import CheckpointError, PolicyAgent, PolicyNetwork, save_checkpoint
+from agents.policy import CheckpointError, PolicyAgent
 from agents.scripted import GreedyAgent, RandomAgent
 from qwinto_env import parallel_env
-from qwinto_env.cards import observation_size as cards_obs_size
-from qwinto_env.dice import DiceGame, observation_size
+from qwinto_env.dice import DiceGame
+from tests.checkpoints import small_checkpoint
 
 
 @pytest.mark.parametrize("spec, cls", [("random", RandomAgent), ("greedy", GreedyAgent),
@@ -29,19 +29,9 @@ def test_keyword_arguments_reach_the_agent():
     assert load("greedy", tolerance=3).tolerance == 3.0
 
 
-def make_checkpoint(path, game="dice", players=2, hidden=(32,)):
-    size = observation_size(players) if game == "dice" else cards_obs_size(players)
-    actions = 37 if game == "dice" else 88
-    torch.manual_seed(0)
-    net = PolicyNetwork(size, actions, hidden=hidden)
-    save_checkpoint(path, net, game=game, num_players=players, observation_size=size,
-                    num_actions=actions, metadata={"steps": 123})
-    return net
-
-
 def test_checkpoint_round_trip(tmp_path):
     path = tmp_path / "policy.pt"
-    net = make_checkpoint(path)
+    net = small_checkpoint(path)
     agent = load(str(path), game="dice", num_players=2)
     assert isinstance(agent, PolicyAgent) and agent.name == "policy.pt"
     for a, b in zip(net.state_dict().values(), agent.network.state_dict().values()):
@@ -64,7 +54,7 @@ def test_checkpoint_round_trip(tmp_path):
 
 def test_checkpoint_for_another_game_or_player_count(tmp_path):
     path = tmp_path / "cards3.pt"
-    make_checkpoint(path, game="cards", players=3)
+    small_checkpoint(path, game="cards", num_players=3)
     assert isinstance(load(str(path), game="cards", num_players=3), PolicyAgent)
     with pytest.raises(CheckpointError, match="for the cards game with 3 players, not the "
                                               "dice game with 2 players"):
@@ -85,7 +75,7 @@ def test_corrupt_file(tmp_path):
     with pytest.raises(CheckpointError, match="corrupt"):
         load(str(path))
     good = tmp_path / "good.pt"
-    make_checkpoint(good)
+    small_checkpoint(good)
     truncated = tmp_path / "truncated.pt"
     truncated.write_bytes(good.read_bytes()[:200])
     with pytest.raises(CheckpointError, match="corrupt"):
@@ -97,7 +87,7 @@ def test_foreign_or_mismatched_checkpoints(tmp_path):
     torch.save({"weights": torch.zeros(3)}, path)
     with pytest.raises(CheckpointError, match="not a 'qwinto-policy' checkpoint"):
         load(str(path))
-    make_checkpoint(path)
+    small_checkpoint(path)
     data = torch.load(path, weights_only=True)
     torch.save({**data, "version": 99}, path)
     with pytest.raises(CheckpointError, match="version 99"):

@@ -11,8 +11,8 @@ import torch
 
 from agents import load
 from agents.load import PRETRAINED_DIR, pretrained_names
-from agents.policy import CheckpointError, PolicyNetwork, save_checkpoint
-from qwinto_env.dice import observation_size
+from agents.policy import CheckpointError
+from tests.checkpoints import small_checkpoint
 
 MUTATIONS = ("flip", "truncate", "zero")
 #: Bytes at each end of an archive where torch's zip keeps its structure (data.pkl at
@@ -20,14 +20,10 @@ MUTATIONS = ("flip", "truncate", "zero")
 EDGE = 4096
 
 
-def small_checkpoint(path):
+def small_dice_checkpoint(path):
     """A small dice checkpoint; its (game, players) and state_dict."""
-    torch.manual_seed(0)
-    size = observation_size(2)
-    net = PolicyNetwork(size, 37, hidden=(32,))
-    save_checkpoint(path, net, game="dice", num_players=2, observation_size=size,
-                    num_actions=37, metadata={"steps": 1})
-    return ("dice", 2), net.state_dict()
+    network = small_checkpoint(path, metadata={"steps": 1})
+    return ("dice", 2), network.state_dict()
 
 
 def shipped_checkpoint(name):
@@ -84,7 +80,7 @@ def fuzz(source, target, game_players, state_dict, kind, trials, seed):
 @pytest.mark.parametrize("kind", MUTATIONS)
 def test_damaged_small_checkpoint(tmp_path, kind):
     source = tmp_path / "small.pt"
-    game_players, state_dict = small_checkpoint(source)
+    game_players, state_dict = small_dice_checkpoint(source)
     errors = fuzz(source, tmp_path / "damaged.pt", game_players, state_dict, kind, 300,
                   MUTATIONS.index(kind))
     assert errors > 250  # nearly every change is caught, not passed over

@@ -13,7 +13,6 @@ from agents.base import AgentSpecError
 from agents.evaluate import main as evaluate_main
 from agents.evaluate import play
 from agents.load import CheckpointNotFoundError
-from agents.policy import PolicyNetwork, save_checkpoint
 from agents.search import DEFAULTS, MAX_COPIES, PRESETS, SearchAgent, deal_hidden
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
@@ -21,6 +20,7 @@ from qwinto_env.spec import SPECS
 from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import ENTRY
 from qwinto_env.view import decode_batch
+from tests.checkpoints import small_checkpoint
 
 SMALL = {"samples": 4, "top_k": 3, "turns": 1, "phases": "all", "min_prob": 0}
 ENGINES = {"dice": (BatchedDiceGame, 37), "cards": (BatchedCardGame, 88)}
@@ -52,22 +52,13 @@ def test_search_plays_legal_actions(game):
     assert seen > 50
 
 
-def untrained_checkpoint(folder, game: str, num_players: int):
-    """A small untrained network's checkpoint (only 2-player networks ship)."""
-    spec, size = SPECS[game], SPECS[game].observation_size(num_players)
-    torch.manual_seed(num_players)
-    network = PolicyNetwork(size, spec.num_actions, hidden=[32], features="sheet")
-    path = folder / f"{game}-{num_players}p.pt"
-    save_checkpoint(path, network, game, num_players, size, spec.num_actions)
-    return path
-
-
 @pytest.mark.parametrize("num_players", [1, 3, 4])
 @pytest.mark.parametrize("game", ["dice", "cards"])
 def test_search_plays_every_player_count(tmp_path, game, num_players):
     """A checkpoint of any player count searches: legal actions in every phase, some of
     them not the policy's, and whole games in the evaluator."""
-    path = untrained_checkpoint(tmp_path, game, num_players)
+    path = tmp_path / "net.pt"
+    small_checkpoint(path, game, num_players, features="sheet", seed=num_players)
     agent = load(f"search[samples=4,top_k=3,turns=0,confidence=0]:{path}", game=game,
                  num_players=num_players)
     policy = load(str(path), game=game, num_players=num_players)
@@ -272,13 +263,14 @@ def test_gains_over_one_entry_are_the_rules_score_changes(objective):
 def test_objectives_measure_against_the_best_other_seat(tmp_path, objective, expected):
     """With three or more seats the margin is over the best other seat, not the next;
     alone, every objective is the score."""
-    path = untrained_checkpoint(tmp_path, "dice", 4)
-    agent = load(f"search:{path}", num_players=4, objective=objective)
+    four, solo = tmp_path / "four.pt", tmp_path / "solo.pt"
+    small_checkpoint(four, num_players=4)
+    small_checkpoint(solo, num_players=1)
+    agent = load(f"search:{four}", num_players=4, objective=objective)
     scores = np.array([[30, 10, 35, 20], [30, 20, 30, 30], [30, 20, 25, 28], [30, 0, 0, 0]])
     np.testing.assert_array_equal(agent._objective(scores, None), expected)
-    solo = load(f"search:{untrained_checkpoint(tmp_path, 'dice', 1)}", num_players=1,
-                objective=objective)
-    np.testing.assert_array_equal(solo._objective(scores[:, :1], None), [30] * 4)
+    alone = load(f"search:{solo}", num_players=1, objective=objective)
+    np.testing.assert_array_equal(alone._objective(scores[:, :1], None), [30] * 4)
 
 
 def play_position(seed: int, num_players: int = 2):
@@ -348,7 +340,8 @@ def test_card_search_cannot_see_any_other_hand(tmp_path, num_players):
     """As above with several other hands. Played to the end on few samples, the decisions
     hang on the deals: one dealt as the real cards moves 2 (3 players) and 3 (4 players)
     of these 5."""
-    path = untrained_checkpoint(tmp_path, "cards", num_players)
+    path = tmp_path / "net.pt"
+    small_checkpoint(path, "cards", num_players, features="sheet", seed=num_players)
     agent = load(f"search[samples=4,turns=0,confidence=0]:{path}", game="cards",
                  num_players=num_players)
     assert_blind(agent, np.random.default_rng(num_players), positions=5)
