@@ -17,6 +17,7 @@ from qwinto_env.batched.dice import ENTRY as DICE_ENTRY
 from qwinto_env.batched.dice import REROLL_DECISION
 from qwinto_env.dice import SUBSET_ROWS
 from qwinto_env.vector import QwintoVecEnv, RandomOpponent, TorchVectorEnv
+from tests.differential import to_np
 
 ENGINES = {"dice": BatchedDiceGame, "cards": BatchedCardGame}
 ENTRY = {"dice": DICE_ENTRY, "cards": CARD_ENTRY}
@@ -24,10 +25,6 @@ BACKENDS = ["numpy", "torch"]
 INT64 = np.iinfo(np.int64)
 CASES = [(game, backend, players) for game, engine in ENGINES.items()
          for backend in BACKENDS for players in range(2, engine.max_players + 1)]
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def legal_actions(games, gen=None) -> np.ndarray:

@@ -17,6 +17,7 @@ import qwinto_env
 from qwinto_env.batched import get_backend, pack_masks, uniform_legal
 from qwinto_env.batched.cards import ENTRY, PLAY, BatchedCardGame
 from qwinto_env.game import IllegalActionError
+from tests.differential import StepCheck, assert_same_views, to_np
 
 BACKENDS = ["numpy", "torch"]
 PASS = 27
@@ -31,10 +32,6 @@ class FixedShuffle:
 
     def shuffle(self, cards):
         cards[:] = self.orders.pop(0)
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def deal_of(games: BatchedCardGame, i: int) -> list[int]:
@@ -90,13 +87,7 @@ def run_differential(backend: str, num_players: int, reward: str, empty_pile: st
                desc=f"{backend} {num_players}p {reward} {empty_pile}")
     while counts["finished"] < num_games:
         obs_b, masks_b = to_np(games.observations()), to_np(games.action_masks())
-        assert masks_b.dtype == np.int8 and obs_b.dtype == np.float32
-        for i, env in enumerate(envs):
-            for s, agent in enumerate(agents):
-                ref = observations[i][agent]
-                assert np.array_equal(obs_b[i, s].view(np.int32),
-                                      ref["observation"].view(np.int32)), (i, s, counts)
-                assert np.array_equal(masks_b[i, s], ref["action_mask"]), (i, s, counts)
+        assert_same_views(obs_b, masks_b, observations, agents, counts)
         actions = choose_actions(masks_b, to_np(games.value), rng)
         chance = np.zeros((batch, 32), dtype=np.int64)
         for i in np.flatnonzero(to_np(games.will_reshuffle())):
@@ -105,31 +96,15 @@ def run_differential(backend: str, num_players: int, reward: str, empty_pile: st
             chance[i, :len(order)] = order
             shufflers[i].orders = [order]
             counts["reshuffles"] += 1
-        out = games.step(actions, chance=chance)
-        rewards, terminated = to_np(out.rewards), to_np(out.terminated)
-        done_index = to_np(out.done_index).tolist()
+        check = StepCheck(games.step(actions, chance=chance), returns)
         for i, env in enumerate(envs):
             obs, rew, terms, _, _ = env.step(dict(zip(agents, map(int, actions[i]))))
             assert not shufflers[i].orders, "the reference did not reshuffle when expected"
             observations[i] = obs
-            for s, agent in enumerate(agents):
-                assert rewards[i, s] == np.float32(rew[agent]), (i, s, rew, rewards[i])
-                assert terminated[i] == terms[agent]
-                returns[i, s] += rew[agent]
-            assert (i in done_index) == env.game.done
-            if env.game.done:
-                j = done_index.index(i)
-                assert to_np(out.final_scores)[j].tolist() == env.game.scores()
-                assert np.allclose(to_np(out.final_returns)[j], returns[i], atol=1e-6)
-                assert int(to_np(out.final_turns)[j]) == env.game.turn
-                final_obs = to_np(out.final_observation)[j]
-                for s, agent in enumerate(agents):
-                    assert np.array_equal(final_obs[s].view(np.int32),
-                                          obs[agent]["observation"].view(np.int32))
+            if check.game(i, env, obs, rew, terms):
                 counts["finished"] += 1
                 counts["full_row_ends"] += env.game.game_over() and max(env.game.misthrows) < 4
                 bar.update(1)
-                returns[i] = 0.0
                 observations[i] = restart(i)
         counts["steps"] += 1
     bar.close()

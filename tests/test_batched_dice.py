@@ -18,6 +18,7 @@ from qwinto_env import rules
 from qwinto_env.batched import BatchedDiceGame, get_backend, pack_masks, uniform_legal
 from qwinto_env.batched.dice import CHOOSE, ENTRY, PASS, REROLL_DECISION
 from qwinto_env.game import IllegalActionError
+from tests.differential import StepCheck, assert_same_views, to_np
 
 BACKENDS = ["numpy", "torch"]
 
@@ -31,10 +32,6 @@ class FixedDice:
 
     def randint(self, low, high):
         return self.faces.pop(0)
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 IDEAL = 2 * (np.arange(27) % 9 + 1)  # a full row 2, 4, ..., 18 fits every field
@@ -113,15 +110,11 @@ def run_differential(backend: str, num_players: int, reward: str, num_games: int
     bar = tqdm(total=num_games, disable=not progress, desc=f"{backend} {num_players}p {reward}")
     while finished < num_games:
         obs_b, masks_b = to_np(games.observations()), to_np(games.action_masks())
-        assert masks_b.dtype == np.int8 and obs_b.dtype == np.float32
+        assert_same_views(obs_b, masks_b, observations, agents, steps)
         allowed_b = to_np(games.allowed_values())
         sheets_b = to_np(games.sheets())
         for i, env in enumerate(envs):
-            for s, agent in enumerate(agents):
-                ref = observations[i][agent]
-                assert np.array_equal(obs_b[i, s].view(np.int32),
-                                      ref["observation"].view(np.int32)), (i, s, steps)
-                assert np.array_equal(masks_b[i, s], ref["action_mask"]), (i, s, steps)
+            for s in range(num_players):
                 assert sheets_b[i, s].tolist() == env.game.cells[s]
                 assert allowed_b[i, s].tolist() == rules.cells_allowed_values(env.game.cells[s])
         actions = choose_actions(masks_b, to_np(games.value), rng)
@@ -130,34 +123,18 @@ def run_differential(backend: str, num_players: int, reward: str, num_games: int
         subsets = (actions[np.arange(batch), active] - PASS) if phase == CHOOSE \
             else to_np(games.subset)
         faces = choose_chance(subsets, active, allowed_b, rng)
-        out = games.step(actions, chance=faces)
-        rewards, terminated = to_np(out.rewards), to_np(out.terminated)
-        done_index = to_np(out.done_index).tolist()
+        check = StepCheck(games.step(actions, chance=faces), returns)
         for i, env in enumerate(envs):
             if phase == CHOOSE or (phase == REROLL_DECISION
                                    and actions[i, env.game.active] == qwinto_env.dice.REROLL):
                 dice_sources[i].faces = [int(f) for f in faces[i]]
-            obs, rew, terms, _, infos = env.step(dict(zip(agents, map(int, actions[i]))))
+            obs, rew, terms, _, _ = env.step(dict(zip(agents, map(int, actions[i]))))
             assert not dice_sources[i].faces, "the reference did not roll when expected"
             observations[i] = obs
-            for s, agent in enumerate(agents):
-                assert rewards[i, s] == np.float32(rew[agent]), (i, s, rew, rewards[i])
-                assert terminated[i] == terms[agent]
-                returns[i, s] += rew[agent]
-            assert (i in done_index) == env.game.done
-            if env.game.done:
-                j = done_index.index(i)
-                assert to_np(out.final_scores)[j].tolist() == env.game.scores()
-                assert np.allclose(to_np(out.final_returns)[j], returns[i], atol=1e-6)
-                assert int(to_np(out.final_turns)[j]) == env.game.turn
-                final_obs = to_np(out.final_observation)[j]
-                for s, agent in enumerate(agents):
-                    assert np.array_equal(final_obs[s].view(np.int32),
-                                          obs[agent]["observation"].view(np.int32))
+            if check.game(i, env, obs, rew, terms):
                 finished += 1
                 bar.update(1)
                 full_row_ends += any(rules.cells_full_rows(c) >= 2 for c in env.game.cells)
-                returns[i] = 0.0
                 observations[i] = env.reset(
                     options={"start_player": int(to_np(games.active)[i])})[0]
         steps += 1

@@ -9,10 +9,7 @@ from hypothesis import given, settings, strategies as st
 from qwinto_env import rules
 from qwinto_env.batched import get_backend
 from qwinto_env.batched.sheets import PASS, Sheets
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+from tests.differential import to_np
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -18,13 +18,10 @@ import torch
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame
 from qwinto_env.spec.cards import DECK_SIZE, PASS
 from tests.syncs import SyncCounter
+from tests.differential import to_np
 
 ENGINES = {"dice": BatchedDiceGame, "cards": BatchedCardGame}
 CASES = [(game, players) for game in ENGINES for players in (1, 2, 4)]
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def random_legal(masks: torch.Tensor, gen: torch.Generator) -> torch.Tensor:

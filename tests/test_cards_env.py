@@ -12,28 +12,11 @@ import qwinto_env
 from qwinto_env import cards
 from qwinto_env.cards import ENTRY, PASS, PLAY, CardGame
 from qwinto_env.game import IllegalActionError
+from tests.random_play import play, random_actions
 
 
 def make(players=2, **kwargs):
     return qwinto_env.parallel_env(game="cards", num_players=players, **kwargs)
-
-
-def random_actions(env, obs, rng):
-    return {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
-
-
-def play(env, seed, rng_seed=0, max_steps=2000):
-    """A masked-random game; the list of (obs, rewards, terms, infos) per step."""
-    rng = np.random.default_rng(rng_seed)
-    obs, infos = env.reset(seed=seed)
-    history = [(obs, None, None, infos)]
-    for _ in range(max_steps):
-        if not env.agents:
-            break
-        obs, rewards, terms, truncs, infos = env.step(random_actions(env, obs, rng))
-        history.append((obs, rewards, terms, infos))
-    assert not env.agents, "game did not terminate"
-    return history
 
 
 # -- PettingZoo's own checkers -----------------------------------------------------------

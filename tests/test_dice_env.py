@@ -10,24 +10,7 @@ import qwinto_env
 from qwinto_env import dice, rules
 from qwinto_env.dice import CHOOSE, ENTRY, KEEP, PASS, REROLL, REROLL_DECISION, DiceGame
 from qwinto_env.game import IllegalActionError
-
-
-def random_actions(env, obs, rng):
-    return {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
-
-
-def play(env, seed, rng_seed=0, max_steps=5000):
-    """Play a masked-random game; return the list of (obs, rewards, terms, infos) per step."""
-    rng = np.random.default_rng(rng_seed)
-    obs, infos = env.reset(seed=seed)
-    history = [(obs, None, None, infos)]
-    for _ in range(max_steps):
-        if not env.agents:
-            break
-        obs, rewards, terms, truncs, infos = env.step(random_actions(env, obs, rng))
-        history.append((obs, rewards, terms, infos))
-    assert not env.agents, "game did not terminate"
-    return history
+from tests.random_play import play, random_actions
 
 
 # -- PettingZoo's own checkers -----------------------------------------------------

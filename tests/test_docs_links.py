@@ -1,6 +1,5 @@
 """Every relative link in README.md and docs/*.md reaches an existing file, and every
-``#anchor`` a heading of the page it names (anchors as GitHub makes them). Also runs the
-examples of docs/dice.md (the other pages' examples have their own tests)."""
+``#anchor`` a heading of the page it names (anchors as GitHub makes them)."""
 
 from __future__ import annotations
 
@@ -51,11 +50,3 @@ def test_the_readme_links_every_doc():
     linked = {(ROOT / t.partition("#")[0]).resolve() for t in relative_links(ROOT / "README.md")}
     missing = [p.name for p in PAGES[1:] if p.resolve() not in linked]
     assert not missing, f"docs the README does not link: {missing}"
-
-
-def test_dice_doc_examples_run(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the examples write pictures
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "dice.md").read_text(), re.S)
-    assert blocks
-    for block in blocks:
-        exec(compile(block, "docs/dice.md", "exec"), {})

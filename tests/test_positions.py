@@ -18,14 +18,11 @@ from qwinto_env.batched.cards import ENTRY as CARD_ENTRY
 from qwinto_env.batched.cards import PLAY
 from qwinto_env.spec.dice import CHOOSE, ENTRY, REROLL_DECISION
 from qwinto_env.view import decode_batch
+from tests.differential import to_np
 
 BACKENDS = ["numpy", "torch"]
 N = 48
 DERIVED = ("cells", "legal_cells", "row_count", "full_rows", "misthrows", "scores")
-
-
-def to_np(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def advance(games, steps: int, bits: int) -> None:

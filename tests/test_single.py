@@ -1,9 +1,7 @@
 """The single-agent Gymnasium env (Qwinto-v0): checkers, skipping, rewards, seeding,
 opponents, masks for sb3-contrib, bad input."""
 
-import re
 import warnings
-from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -351,18 +349,3 @@ def test_maskable_ppo_trains_on_the_env():
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(),
                               deterministic=True)
     assert obs["action_mask"][int(action)] == 1
-
-
-# -- the documentation's examples ------------------------------------------------------------
-
-DOC = Path(__file__).resolve().parent.parent / "docs" / "single.md"
-DOC_BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-
-
-@pytest.mark.parametrize("block", DOC_BLOCKS, ids=[f"block{i}" for i in range(len(DOC_BLOCKS))])
-def test_doc_example_runs(block):
-    exec(compile(block, str(DOC), "exec"), {"__name__": "__main__"})
-
-
-def test_doc_has_the_training_examples():
-    assert len(DOC_BLOCKS) == 2 and all("MaskablePPO" in b for b in DOC_BLOCKS)

@@ -10,6 +10,7 @@ import random
 import re
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -172,6 +173,22 @@ def test_record_download(client):
     assert record["format"] == "qwinto-game-record" and record["version"] == 1
     assert len(record["actions"]) == state["step"] and not record["done"]
     assert replay(record).game.scores() == [p["score"] for p in state["players"]]
+
+
+def test_play_doc_example_replays_a_downloaded_record(client, tmp_path, monkeypatch):
+    """docs/play.md's example, as written, on the file a whole dice game downloads as."""
+    state, _ = play_out(client, new_game(client, seed=4), random.Random(4))
+    response = client.get(f"/api/games/{state['id']}/record")
+    name = re.search(r'filename="(.+)"', response.headers["content-disposition"]).group(1)
+    page = Path(__file__).resolve().parent.parent / "docs" / "play.md"
+    [example] = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    downloaded = re.search(r'open\("(qwinto-dice-<id>\.json)"\)', example).group(1)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / downloaded).write_bytes(response.content)
+    namespace = {}
+    exec(compile(example, "docs/play.md", "exec"), namespace)
+    assert name == downloaded.replace("<id>", state["id"])
+    assert namespace["env"].game.done and namespace["record"]["done"]
 
 
 def test_replay_refuses_a_broken_record(client):
