@@ -8,20 +8,13 @@ examples: ``tests/test_readme.py``.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from tests.pages import DOCS, python_blocks
+
 ON_A_DOWNLOAD = {"play.md"}
 #: At least this many examples per page, so a page's examples cannot vanish unnoticed.
 LEAST = {"agents.md": 2, "batched.md": 5, "cards.md": 2, "dice.md": 3, "single.md": 2}
-
-
-def python_blocks(page: Path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-
 
 EXAMPLES = [(page.name, i, block) for page in sorted(DOCS.glob("*.md"))
             if page.name not in ON_A_DOWNLOAD for i, block in enumerate(python_blocks(page))]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+from tests.pages import DOCS, ROOT
+
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 #: A markdown link or image: [text](target) or ![alt](target); the target without a title.
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)[^)]*\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)

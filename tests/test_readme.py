@@ -1,15 +1,14 @@
 """The README's Python examples run as written."""
 
-import re
 import shutil
-from pathlib import Path
 
 import pytest
 
 from agents.load import PRETRAINED_DIR
+from tests.pages import ROOT, python_blocks
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+README = ROOT / "README.md"
+BLOCKS = python_blocks(README)
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])

@@ -10,7 +10,6 @@ import random
 import re
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import numpy as np
@@ -21,6 +20,7 @@ from qwinto_env import rules
 from qwinto_env.opponents import opponent_loader, register_loader
 from qwinto_env.play import TerminalGame
 from qwinto_env.web import create_app, replay
+from tests.pages import DOCS, python_blocks
 
 PAIRS = [("dice", "random"), ("dice", "greedy"), ("dice", "expert"),
          ("dice", "pretrained:dice-2p"), ("cards", "random"), ("cards", "greedy"),
@@ -180,8 +180,7 @@ def test_play_doc_example_replays_a_downloaded_record(client, tmp_path, monkeypa
     state, _ = play_out(client, new_game(client, seed=4), random.Random(4))
     response = client.get(f"/api/games/{state['id']}/record")
     name = re.search(r'filename="(.+)"', response.headers["content-disposition"]).group(1)
-    page = Path(__file__).resolve().parent.parent / "docs" / "play.md"
-    [example] = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    [example] = python_blocks(DOCS / "play.md")
     downloaded = re.search(r'open\("(qwinto-dice-<id>\.json)"\)', example).group(1)
     monkeypatch.chdir(tmp_path)
     (tmp_path / downloaded).write_bytes(response.content)
