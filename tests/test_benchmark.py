@@ -10,7 +10,7 @@ import pytest
 
 from agents.base import Agent
 from agents.benchmark import __main__ as cli
-from agents.benchmark import protocol, report, runner
+from agents.benchmark import extras, protocol, report, runner
 from agents.benchmark.algorithms import ALGORITHMS, Progress
 from agents.benchmark.tasks import TASKS, get_task
 
@@ -103,6 +103,7 @@ def _fake(task, algorithm, seed, value):
 
 
 def test_table_gives_rliable_iqm_and_bootstrap_intervals(tmp_path):
+    pytest.importorskip("rliable", reason="the benchmark extra is not installed")
     results = [_fake("dice-solo-v0", "a", s, v) for s, v in enumerate([10.0, 20.0, 30.0, 40.0])]
     results += [_fake("dice-solo-v0", "b", s, v) for s, v in enumerate([5.0, 5.0, 5.0])]
     rows = {r["algorithm"]: r for r in report.aggregate(results)}
@@ -118,6 +119,7 @@ def test_table_gives_rliable_iqm_and_bootstrap_intervals(tmp_path):
 
 
 def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, capsys):
+    pytest.importorskip("rliable", reason="the benchmark extra is not installed")
     for seed in range(2):
         cell = runner.cell_dir(tmp_path / "runs", "dice-solo-v0", "x", "cpu", seed)
         cell.mkdir(parents=True)
@@ -146,6 +148,51 @@ def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys)
         cli.main(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.fixture
+def without(monkeypatch):
+    """Makes the named top-level modules look uninstalled to the benchmark's checks."""
+    real = extras.importlib.util.find_spec
+
+    def hide(*names):
+        monkeypatch.setattr(extras.importlib.util, "find_spec",
+                            lambda name, *a: None if name in names else real(name, *a))
+    return hide
+
+
+@pytest.mark.parametrize("algorithm, module, extra", [("rllib-ppo", "ray", "rllib"),
+                                                      ("nfsp", "open_spiel", "benchmark")])
+def test_an_algorithm_whose_library_is_missing_stops_the_suite_before_any_cell(
+        tmp_path, capsys, without, algorithm, module, extra):
+    without(module)
+    root = tmp_path / "runs"
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "--task", "dice-solo-v0", "--algo", f"ppo,{algorithm}", "--seed", "0",
+                  "--steps", "64", "--root", str(root), "--no-progress"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"algorithm {algorithm}" in err and f'pip install -e ".[{extra}]"' in err
+    assert not root.exists()  # ppo, listed first, did not start either
+    with pytest.raises(extras.MissingExtra, match=module):
+        runner.run_cell("dice-solo-v0", algorithm, 0, steps=64, root=root)
+    assert not root.exists()
+    assert cli.main(["list"]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith(algorithm)]
+    assert len(listed) == 1 and listed[0].endswith(f'[not installed: pip install -e ".[{extra}]"]')
+
+
+def test_the_table_without_rliable_names_the_extra(tmp_path, capsys, without):
+    without("rliable")
+    cell = runner.cell_dir(tmp_path / "runs", "dice-solo-v0", "x", "cpu", 0)
+    cell.mkdir(parents=True)
+    (cell / "result.json").write_text(json.dumps(_fake("dice-solo-v0", "x", 0, 7.0)))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["table", "--root", str(tmp_path / "runs"), "--out", str(tmp_path / "o"),
+                  "--doc", ""])
+    assert exit_.value.code == 2
+    assert 'rliable, which is not installed: pip install -e ".[benchmark]"' in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):

@@ -29,7 +29,8 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
-from .algorithms import ALGORITHMS
+from .algorithms import ALGORITHMS, require_algorithm
+from .extras import MissingExtra
 from .tasks import TASKS, get_task
 
 DOC = Path("docs/benchmark.md")
@@ -124,6 +125,8 @@ def _run_one(job: tuple) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    for algorithm in args.algo:  # every library present before the first cell starts
+        require_algorithm(algorithm)
     jobs = [(t, a, s, args.budget, args.steps, args.root, args.threads,
              not args.no_progress and args.jobs == 1)
             for t in args.task for a in args.algo for s in args.seed]
@@ -196,11 +199,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{task.id:14} {task.description}; {task.budget.cpu:,} steps (CPU)")
         for name in ALGORITHMS:
             module = get_algorithm(name)
-            print(f"{name:14} {module.FAMILY}; {module.LIBRARY}; masks: {module.MASKS}")
+            try:
+                require_algorithm(name)
+                missing = ""
+            except MissingExtra as exc:
+                missing = f" [not installed: {exc.install}]"
+            print(f"{name:14} {module.FAMILY}; {module.LIBRARY}; masks: {module.MASKS}{missing}")
         return 0
     try:
         return {"run": run, "table": table, "rate": rate}[args.command](args)
-    except ValueError as exc:
+    except (ValueError, MissingExtra) as exc:
         p.error(str(exc))
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from qwinto_env.fileio import atomic_write, atomic_write_text
 
+from .extras import require
 from .protocol import metric, win_keys
 from .tasks import get_task
 
@@ -34,6 +35,7 @@ REPS, SEED = 2_000, 0
 
 def aggregate(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (task, algorithm): seeds, IQM and mean with 95% CIs, win rates."""
+    require("rliable", "benchmark", "the benchmark table (IQM, bootstrap intervals)")
     from rliable import library as rly, metrics as rm
 
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -122,9 +124,9 @@ def plot_curves(results: list[dict[str, Any]], task_id: str, path: Path) -> None
 def build(results: list[dict[str, Any]], out: str | Path) -> str:
     """Write ``results.json``, ``table.csv`` and ``curves_<task>.png`` to ``out``; return
     the Markdown table."""
+    rows = aggregate(results)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = aggregate(results)
     atomic_write_text(out / "results.json", json.dumps(results, indent=1) + "\n")
     fields = list(dict.fromkeys(k for r in rows for k in r))
     text = io.StringIO()

@@ -41,7 +41,7 @@ from tqdm import tqdm
 from qwinto_env.fileio import atomic_write_text
 
 from . import protocol
-from .algorithms import Progress, get_algorithm
+from .algorithms import Progress, require_algorithm
 from .tasks import Task, get_task
 
 __all__ = ["run_cell", "cell_dir", "read_results", "CURVE_POINTS"]
@@ -89,7 +89,7 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
     """Train ``algorithm`` on task ``task_id`` from ``seed`` and evaluate it; the result
     dict (see the module's table), read back when the cell is already done. ``steps``
     overrides the budget (the cell's budget is then ``"custom"``)."""
-    task, module = get_task(task_id), get_algorithm(algorithm)
+    task, module = get_task(task_id), require_algorithm(algorithm)
     if steps is not None:
         budget = "custom"
     steps = task.budget.steps(budget) if steps is None else int(steps)

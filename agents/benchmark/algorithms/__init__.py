@@ -6,6 +6,9 @@ Every module named in :data:`ALGORITHMS` defines
 * ``MASKS``: how the action mask is honoured (``"logits masked"``, ``"none: illegal
   actions pass with a penalty"``, ...);
 * ``LIBRARY``: where the algorithm comes from (``"sb3-contrib MaskablePPO"``, ...);
+* ``NEEDS`` (only where the base install lacks its library): ``(module, extra)``, the
+  module it imports when it trains and the pip extra that installs it
+  (:func:`require_algorithm` checks it before a cell starts);
 * ``train(task, seed, steps, workdir, progress) -> Agent``: train on ``task``
   (:class:`agents.benchmark.tasks.Task`) for ``steps`` learner steps from ``seed``,
   writing what it needs under ``workdir`` (a fresh folder), and return the trained agent
@@ -24,7 +27,9 @@ import importlib
 from types import ModuleType
 from typing import Any, Callable
 
-__all__ = ["ALGORITHMS", "get_algorithm", "Progress"]
+from ..extras import require
+
+__all__ = ["ALGORITHMS", "get_algorithm", "require_algorithm", "Progress"]
 
 #: name -> module (imported when the algorithm is used: each pulls its own library)
 ALGORITHMS: dict[str, str] = {
@@ -41,6 +46,15 @@ def get_algorithm(name: str) -> ModuleType:
     if name not in ALGORITHMS:
         raise KeyError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
     return importlib.import_module(ALGORITHMS[name])
+
+
+def require_algorithm(name: str) -> ModuleType:
+    """:func:`get_algorithm`, and a :class:`~agents.benchmark.extras.MissingExtra` naming
+    the extra to install when the algorithm's library (``NEEDS``) is missing."""
+    module = get_algorithm(name)
+    if hasattr(module, "NEEDS"):
+        require(*module.NEEDS, what=f"algorithm {name}")
+    return module
 
 
 class Progress:

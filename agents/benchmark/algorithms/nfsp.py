@@ -42,6 +42,7 @@ from .common import ModuleAgent
 FAMILY = "multi-agent (neural fictitious self-play)"
 MASKS = "logits masked (OpenSpiel's NFSP and DQN mask illegal actions)"
 LIBRARY = "OpenSpiel NFSP (open_spiel.python.pytorch.nfsp)"
+NEEDS = ("open_spiel", "benchmark")
 
 #: Keyword arguments of OpenSpiel's ``nfsp.NFSP`` (the inner DQN takes the last five).
 HYPERPARAMETERS: dict[str, Any] = {

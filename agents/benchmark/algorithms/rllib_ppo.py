@@ -49,6 +49,7 @@ __all__ = ["FAMILY", "MASKS", "LIBRARY", "train", "MaskedObservation", "ppo_conf
 FAMILY = "policy gradient"
 MASKS = "logits masked (RLlib's example ActionMaskingTorchRLModule)"
 LIBRARY = "Ray RLlib PPO (new API stack), stock settings"
+NEEDS = ("ray", "rllib")
 
 #: RLlib's default batch and minibatch (agent steps), capped by the budget
 _BATCH, _MINIBATCH = 4000, 128
