@@ -43,7 +43,7 @@ import torch
 
 from .common import ModuleAgent
 
-__all__ = ["FAMILY", "MASKS", "LIBRARY", "train", "MaskedObservation", "ppo_config",
+__all__ = ["FAMILY", "MASKS", "LIBRARY", "NEEDS", "train", "MaskedObservation", "ppo_config",
            "module_agent"]
 
 FAMILY = "policy gradient"
