@@ -163,9 +163,10 @@ def _planner(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> 
     kwargs = {**settings, **kwargs}
     prefix = next(p for p in PLANNERS if plain.startswith(p))
     inner = plain[len(prefix):]
-    if inner in BUILTIN_AGENTS or inner.startswith(PLANNERS):
+    if not inner or inner in BUILTIN_AGENTS or inner.startswith(PLANNERS):
         raise AgentSpecError(f"{spec!r}: {prefix[:-1]} plays a checkpoint (a path or "
-                             f"pretrained:<name>), not {inner!r}")
+                             f"pretrained:<name>), " + (f"not {inner!r}" if inner else
+                                                        "and names none"))
     from .policy import CheckpointError
 
     if prefix == LOOKAHEAD_PREFIX:

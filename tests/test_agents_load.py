@@ -103,6 +103,9 @@ def test_foreign_or_mismatched_checkpoints(tmp_path):
 @pytest.mark.parametrize("spec, message", [
     ("expret", "unknown agent spec 'expret'"),
     ("", "unknown agent spec ''"),
+    ("search:", "'search:': search plays a checkpoint .* and names none"),
+    ("search[person]:", "search plays a checkpoint .* and names none"),
+    ("lookahead:", "lookahead plays a checkpoint .* and names none"),
     (3, "must be a name or a path"),
 ])
 def test_bad_specs(spec, message):
