@@ -43,7 +43,7 @@ from qwinto_env.spec import SPECS
 from .base import Agent, AgentSpecError
 
 __all__ = ["load", "AgentSpecError", "CheckpointNotFoundError", "BUILTIN_AGENTS",
-           "PLAYER_COUNTS", "pretrained_names"]
+           "PLAYER_COUNTS", "pretrained_names", "has_spec_prefix"]
 
 #: Where the shipped pretrained checkpoints live (package data).
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -53,8 +53,16 @@ SEARCH_PREFIX = "search:"
 #: A search spec with settings: ``search[samples=32,turns=0]:<checkpoint>``.
 SEARCH_SETTINGS_PREFIX = "search["
 PLANNERS = (LOOKAHEAD_PREFIX, SEARCH_PREFIX)
+#: Every prefix :func:`load` reads (what a ``module:Class`` spec of a user's may not be).
+SPEC_PREFIXES = (PRETRAINED_PREFIX, *PLANNERS, SEARCH_SETTINGS_PREFIX)
 #: Player counts of each game (its spec's limits).
 PLAYER_COUNTS = {name: spec.player_counts for name, spec in SPECS.items()}
+
+
+def has_spec_prefix(spec: str) -> bool:
+    """Whether ``spec`` starts with one of :data:`SPEC_PREFIXES` (``pretrained:``,
+    ``lookahead:``, ``search:``, ``search[...]:``)."""
+    return spec.startswith(SPEC_PREFIXES)
 
 
 def is_search_spec(spec: str) -> bool:

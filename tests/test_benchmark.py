@@ -207,6 +207,14 @@ def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):
     assert "mean_score" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("spec", ["pretrained:dice-2p", "lookahead:pretrained:dice-2p",
+                                  "search:pretrained:dice-2p-v2",
+                                  "search[person,samples=8]:pretrained:dice-2p-v2"])
+def test_rate_takes_every_agents_load_spec_with_a_colon(spec):
+    agent = cli.load_agent(spec, "dice", 2)
+    assert agent.name == spec
+
+
 def test_a_reference_rated_by_the_protocol_lands_on_its_frozen_rating():
     from agents.benchmark.ladder import get_ladder
 

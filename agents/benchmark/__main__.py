@@ -104,10 +104,10 @@ def parser() -> argparse.ArgumentParser:
 
 def load_agent(spec: str, game: str, num_players: int) -> Any:
     """``module:Class`` built with the game and player count, else :func:`agents.load`."""
-    from ..load import load
+    from ..load import has_spec_prefix, load
 
     module, _, name = spec.partition(":")
-    if name and module not in ("pretrained", "lookahead") and not Path(spec).exists():
+    if name and not has_spec_prefix(spec) and not Path(spec).exists():
         try:
             cls = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as exc:
