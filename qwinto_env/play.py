@@ -6,8 +6,9 @@
     qwinto-play --game cards --opponents random --players 3
 
 You sit at seat ``--seat`` (default 0); the bots (specs for :func:`agents.load`:
-``random``, ``greedy``, ``expert`` or a checkpoint path, comma-separated, one per other
-seat or one for all) play the other seats.
+``random``, ``greedy``, ``expert``, ``pretrained:<name>``, ``search[person]:<checkpoint>``
+or a checkpoint path, comma-separated, one per other seat or one for all) play the other
+seats.
 
 The screen is laid out for a terminal of 80x24 (:mod:`qwinto_env.screen` has the layout).
 At each of your decisions it shows, above the prompt: what happened since your last
@@ -447,7 +448,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--game", choices=sorted(GAMES), default="dice")
     p.add_argument("--opponents", default=None,
                    help="comma-separated bot specs, one per other seat or one for all: "
-                        "random, greedy, expert or a checkpoint path (default: expert)")
+                        "random, greedy, expert, pretrained:<name>, "
+                        "search[person]:pretrained:<name> or a checkpoint path "
+                        "(default: expert)")
     p.add_argument("--players", type=int, default=None,
                    help="number of players, you included (default: 1 + number of "
                         "opponents; 1 = solo)")
