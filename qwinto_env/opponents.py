@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from typing import Any, Callable, Sequence
 
 __all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "register_loader", "opponent_loader",
-           "make_opponents", "split_specs"]
+           "make_opponents", "make_agent", "split_specs"]
 
 #: The entry-point group a package declares its loader in.
 ENTRY_POINT_GROUP = "qwinto_env.opponents"
@@ -93,10 +93,13 @@ def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
             raise OpponentSpecError(
                 f"opponents: expected one spec or {count} (one per other seat of "
                 f"{num_players} players), got {len(specs)}: {specs!r}")
-    return [_make_opponent(spec, game, num_players) for spec in specs]
+    return [make_agent(spec, game, num_players) for spec in specs]
 
 
-def _make_opponent(spec: Any, game: str, num_players: int) -> Any:
+def make_agent(spec: Any, game: str, num_players: int) -> Any:
+    """One agent from one spec (as in :func:`make_opponents`): an object with ``act`` as it
+    is (refused when its ``game`` or ``num_players`` differ from the table's), else what
+    the :func:`opponent_loader` makes of the name or path."""
     if callable(getattr(spec, "act", None)):
         for attr, want in (("game", game), ("num_players", num_players)):
             have = getattr(spec, attr, want)

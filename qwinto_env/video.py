@@ -2,11 +2,9 @@
 
 ::
 
-    from agents import load
     from qwinto_env.video import record_gif
 
-    record_gif("game.gif", game="dice", agents=[load("pretrained:dice-2p"), load("expert")],
-               seed=7)
+    record_gif("game.gif", game="dice", agents=["pretrained:dice-2p", "expert"], seed=7)
 
 One frame per step of the game (a decision point of every seat), drawn by
 :func:`qwinto_env.image.draw`; the file is written atomically.
@@ -20,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .image import check_fps, draw, save_gif
+from .opponents import make_agent
 from .parallel import parallel_env
 
 __all__ = ["record_gif", "play_frames"]
@@ -30,9 +29,9 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
                 **env_options: Any) -> list[np.ndarray]:
     """Play one whole game and return its frames, the first before any move.
 
-    ``agents``: one per seat, each with ``act(observation, action_mask) -> int`` (the
-    interface of every bot :func:`agents.load` makes), or ``None`` for masked random
-    play; seats with a single legal action are not asked. ``seed`` seeds the game and
+    ``agents``: one per seat, each a name or checkpoint path (made by the environments'
+    opponent loader, :func:`qwinto_env.opponents.make_agent`) or an object with
+    ``act(observation, action_mask) -> int``, or ``None`` for masked random play; seats with a single legal action are not asked. ``seed`` seeds the game and
     the random play; ``viewer`` is the seat whose card hand is shown; ``env_options`` go
     to :func:`qwinto_env.parallel_env`. Each sheet is titled with its agent's ``name``
     where it has one.
@@ -41,6 +40,8 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
     if agents is not None and len(agents) != env.game.num_players:
         raise ValueError(f"agents must give one agent per seat ({env.game.num_players}), "
                          f"got {len(agents)}")
+    if agents is not None:
+        agents = [make_agent(a, game, env.game.num_players) for a in agents]
     names = [f"player {seat}" + (f" ({agent.name})" if getattr(agent, "name", None) else "")
              for seat, agent in enumerate(agents or [None] * env.game.num_players)]
     observations, _ = env.reset(seed=seed)

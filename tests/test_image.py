@@ -166,6 +166,18 @@ def test_record_gif_plays_the_given_agents():
     assert calls and len(frames) > 1
 
 
+def test_record_gif_takes_agent_specs_as_the_environments_do():
+    from agents import load
+
+    by_name = play_frames("dice", 2, agents=["pretrained:dice-2p", "expert"], seed=3)
+    by_object = play_frames("dice", 2, agents=[load("pretrained:dice-2p"), load("expert")],
+                            seed=3)
+    assert len(by_name) == len(by_object) > 1
+    assert all(np.array_equal(a, b) for a, b in zip(by_name, by_object))
+    with pytest.raises(ValueError, match="game='cards'"):
+        play_frames("dice", 2, agents=[load("expert", game="cards"), "expert"])
+
+
 @pytest.mark.parametrize("kwargs, match", [({"fps": 0}, "fps"), ({"fps": True}, "fps"),
                                            ({"agents": [None]}, "one agent per seat")])
 def test_record_gif_refuses_bad_arguments(tmp_path, kwargs, match):
