@@ -7,6 +7,7 @@ string the page sent unless the server was configured with exactly that string.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, Sequence
 
 from ..opponents import opponent_loader
@@ -28,9 +29,11 @@ class BotMenu:
 
     ``loader(name, game=..., num_players=...)`` builds an agent (default: the
     :func:`~qwinto_env.opponents.opponent_loader` registered or installed now; later
-    registrations do not change a running server). Raises ValueError naming a bot that is
-    listed twice, is not a non-empty string, or loads for no game and player count (with
-    the loader's reason).
+    registrations do not change a running server). Each name is loaded once per game and
+    player count, here; a new game gets a deep copy, so a checkpoint file that is later
+    rewritten, moved or broken changes no bot of a running server. Raises ValueError
+    naming a bot that is listed twice, is not a non-empty string, loads for no game and
+    player count (with the loader's reason), or cannot be copied.
     """
 
     def __init__(self, names: Sequence[str] = DEFAULT_BOTS,
@@ -43,6 +46,7 @@ class BotMenu:
                 raise ValueError(f"bot {name!r} is listed twice")
         self.names = names
         self.loader = loader or opponent_loader()
+        self._loaded: dict[tuple[str, str, int], Any] = {}
         self._offered: dict[str, dict[int, list[str]]] = {
             game: {n: [] for n in SPECS[game].player_counts} for game in GAMES}
         for name in names:
@@ -55,18 +59,25 @@ class BotMenu:
                 if n == 1:
                     continue  # solo: no bot sits at the table
                 try:
-                    self.make([name], game, n)
+                    agent = self.loader(name, game=game, num_players=n)
                 except ValueError as error:
                     errors.append(f"{game} game, {n} players: {error}")
                 else:
+                    self._loaded[name, game, n] = agent
                     offered.append(name)
         if not any(name in offered for counts in self._offered.values()
                    for offered in counts.values()):
             raise ValueError(f"bot {name!r} loads for no game and player count: {errors[0]}")
+        try:
+            copy.deepcopy(next(a for (n, _, _), a in self._loaded.items() if n == name))
+        except Exception as error:  # noqa: BLE001 - any failure means it cannot serve
+            raise ValueError(f"bot {name!r} cannot be copied for each new game: "
+                             f"{type(error).__name__}: {error}") from error
 
     def make(self, names: Sequence[str], game: str, num_players: int) -> list[Any]:
-        """A new agent for each name of ``names``, for ``game`` with ``num_players``."""
-        return [self.loader(name, game=game, num_players=num_players) for name in names]
+        """A new agent for each name of ``names``, for ``game`` with ``num_players``: a copy
+        of the one loaded at startup (KeyError for a name not offered there)."""
+        return [copy.deepcopy(self._loaded[name, game, num_players]) for name in names]
 
     def offered(self, game: str, num_players: int) -> list[str]:
         """The names offered for ``game`` with ``num_players`` seats (a copy)."""
