@@ -208,6 +208,24 @@ def test_a_stale_tab_shows_the_error_and_the_game_as_it_is(server, browser):
     assert snapshot(browser)["sheets"] == now["sheets"]
 
 
+def test_a_seed_is_sent_as_typed(server, browser):
+    """Seeds above 2**53, which a JavaScript number would round, reach the server exactly;
+    one that is not a whole number is refused on the page, naming it."""
+    import json
+    from urllib.request import urlopen
+
+    for seed in (2**53 + 1, 2**63 - 1):
+        game_id = start_game(browser, server, "dice", seed=seed)
+        with urlopen(f"{server}api/games/{game_id}") as response:
+            assert json.load(response)["seed"] == seed
+    browser.get(server)
+    assert settle(browser) == "idle"
+    by_testid(browser, "seed-input").send_keys("1e3")
+    by_testid(browser, "start").click()
+    assert settle(browser) == "idle"
+    assert "seed 1e3: type a whole number" in by_testid(browser, "error").text
+
+
 def test_an_unknown_game_id_offers_a_new_game(server, browser):
     browser.get(server + "?game=no-such-game")
     assert settle(browser) == "idle"

@@ -104,15 +104,24 @@ function showSetup() {
 
 async function startGame(event) {
   event.preventDefault();
-  const seed = $("seed-input").value.trim();
   const body = {
     game: $("game-select").value,
     num_players: Number($("players-select").value),
     seat: Number($("seat-select").value),
     bots: [...document.querySelectorAll("#bot-selects select")].map((s) => s.value),
-    seed: seed === "" ? null : Number(seed),
   };
-  await request(() => api("POST", "/api/games", body), true);
+  await request(() => api("POST", "/api/games",
+    { ...body, seed: seedValue($("seed-input").value.trim()) }), true);
+}
+
+// the seed exactly as typed: a JavaScript number rounds whole numbers above 2**53, so a
+// larger seed goes into the JSON as its digits, or is refused where the browser cannot
+function seedValue(text) {
+  if (text === "") return null;
+  if (!/^[0-9]+$/.test(text)) throw new Error(`seed ${text}: type a whole number, 0 or more`);
+  if (Number.isSafeInteger(Number(text))) return Number(text);
+  if (typeof JSON.rawJSON === "function") return JSON.rawJSON(text.replace(/^0+/, ""));
+  throw new Error(`seed ${text}: this browser sends seeds up to ${Number.MAX_SAFE_INTEGER}`);
 }
 
 // -- talking to the server -----------------------------------------------------------
