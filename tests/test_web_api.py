@@ -199,6 +199,12 @@ def test_replay_refuses_a_broken_record(client):
         replay({k: v for k, v in record.items() if k != "seed"})
     with pytest.raises(ValueError, match="step 0 .* 1 actions, expected 2"):
         replay({**record, "actions": [[29]]})
+    with pytest.raises(ValueError, match=r"game \['dice'\] is none of"):
+        replay({**record, "game": ["dice"]})
+    for key, value in (("seed", None), ("seed", -1), ("seed", 1.0), ("start_player", None),
+                       ("start_player", True)):
+        with pytest.raises(ValueError, match=f"record's {key} must be a non-negative integer"):
+            replay({**record, key: value})
 
 
 # -- refused moves leave the game as it was -----------------------------------------------
@@ -287,7 +293,9 @@ BAD_MOVES = [
     (b'{"action": 1, "step": 0, "x": 1}', 422, "Extra inputs"),
     (b'{"action": 1e400, "step": 0}', 422, "action"),
     (b'{"action": 99999999999999999999999999, "step": 0}', 422, "less than or equal"),
-    (b"[" * 5000 + b"]" * 5000, 400, "error parsing the body"),
+    (b"[" * 5000 + b"]" * 5000, 400, "nested too deep"),
+    (b'{"action": "\xff\xfe", "step": 0}', 400, "not UTF-8 text .invalid start byte at byte 12"),
+    (b'{"action": 1' + b"0" * 5000 + b', "step": 0}', 400, "an integer of more digits"),
     (b'{"action": 0, "step": 0, "pad": "' + b"x" * 20_000 + b'"}', 413, "body is over 16384 bytes"),
 ]
 
@@ -299,10 +307,14 @@ def test_malformed_move_bodies(client, content, status, match):
             content=content, headers={"content-type": "application/json"})
 
 
-def test_a_body_that_is_not_json_is_refused(client):
+@pytest.mark.parametrize("kind", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_body_that_is_not_json_is_refused(client, kind):
+    """What ``curl -d`` sends: the answer names the Content-Type it needs."""
     state = new_game(client, seed=13)
-    refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", 422, "",
-            content=b'{"action": 0, "step": 0}', headers={"content-type": "text/plain"})
+    sent = f"this request's: '{kind}'" if kind else "none was sent"
+    refused(client, state["id"], "POST", f"/api/games/{state['id']}/move", 422,
+            re.escape(f"send it with Content-Type: application/json ({sent})"),
+            content=b'{"action": 0, "step": 0}', headers={"content-type": kind} if kind else {})
 
 
 # -- many games, a slow bot, eviction -------------------------------------------------------
@@ -324,11 +336,14 @@ def test_twenty_interleaved_games_stay_intact(app, client):
 
 class SlowBot:
     """Takes ``delay`` seconds over each choice (the lowest legal action); ``thinking``
-    is set while it sleeps."""
+    is set while it sleeps. One bot for every game: the server's copy is itself."""
     name = "slow"
 
     def __init__(self, delay):
         self.delay, self.thinking = delay, threading.Event()
+
+    def __deepcopy__(self, memo):
+        return self
 
     def act(self, observation, mask):
         self.thinking.set()
@@ -395,6 +410,27 @@ def test_a_slow_bot_blocks_no_other_game(slow_app):
     assert again.status_code == 409 and "busy" in again.json()["detail"]
 
 
+def test_a_checkpoint_is_read_once_at_startup(tmp_path):
+    """A checkpoint the server offers plays the same after its file is broken or gone
+    (training rewrites runs/<name>/final.pt): each game copies the bot loaded at startup."""
+    from agents.load import PRETRAINED_DIR
+
+    mine = tmp_path / "mine.pt"
+    mine.write_bytes((PRETRAINED_DIR / "dice-2p.pt").read_bytes())
+    client = TestClient(create_app(bots=[str(mine), f"search[person]:{mine}"]))
+
+    def game(bot):
+        state = new_game(client, seed=2, bots=[bot])
+        play_out(client, state, random.Random(0))
+        return client.get(f"/api/games/{state['id']}/record").json()["actions"]
+
+    before = [game(bot) for bot in (str(mine), f"search[person]:{mine}")]
+    mine.write_bytes(b"not a checkpoint")
+    assert [game(bot) for bot in (str(mine), f"search[person]:{mine}")] == before
+    mine.unlink()
+    assert [game(bot) for bot in (str(mine), f"search[person]:{mine}")] == before
+
+
 def test_the_least_recently_used_finished_game_is_evicted_first():
     app = create_app(bots=["random"], max_games=3)
     client = TestClient(app)
@@ -413,6 +449,17 @@ def test_the_least_recently_used_finished_game_is_evicted_first():
 def test_bad_server_configurations():
     with pytest.raises(ValueError, match="bot 'nobody' loads for no game"):
         create_app(bots=["random", "nobody"])
+    shipped = opponent_loader()
+
+    def loader(spec, game, num_players):  # a bot holding a lock cannot be copied per game
+        return threading.Lock() if spec == "locked" else shipped(spec, game=game,
+                                                                 num_players=num_players)
+    register_loader(loader)
+    try:
+        with pytest.raises(ValueError, match="bot 'locked' cannot be copied for each new game"):
+            create_app(bots=["random", "locked"])
+    finally:
+        register_loader(None)
     with pytest.raises(ValueError, match="listed twice"):
         create_app(bots=["random", "random"])
     with pytest.raises(ValueError, match="max_games must be a positive integer"):

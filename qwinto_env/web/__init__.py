@@ -78,16 +78,17 @@ body that does not fit the schema) and change nothing:
 ======  ======================================================================================
 status  when
 ======  ======================================================================================
-400     a body the JSON parser gives up on (nested too deep)
+400     a body the JSON parser gives up on (not UTF-8, nested too deep, an integer of over
+        4,300 digits)
 404     an unknown (or evicted) game id, an unknown path
 405     a wrong method
 409     a stale ``step`` (another tab, a double click, a move out of turn), a game that is
         over, a game busy with another move
 413     a body over 16 KiB
-422     a body that does not fit (unknown keys, a bool or float or string for an integer,
-        numbers out of range), an unknown game, a player count the game does not seat, a
-        bot this server does not offer there, a bad seat, seed or start player, an action
-        you may not play now
+422     a body that does not fit (not sent as ``application/json``, unknown keys, a bool
+        or float or string for an integer, numbers out of range), an unknown game, a
+        player count the game does not seat, a bot this server does not offer there, a bad
+        seat, seed or start player, an action you may not play now
 ======  ======================================================================================
 
 The game record

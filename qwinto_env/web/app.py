@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any, Sequence
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import rules
@@ -80,6 +82,29 @@ class _BodyLimit:
         await self.app(scope, limited, send)
 
 
+def _problem(problem: dict[str, Any], content_type: str) -> dict[str, Any]:
+    """A schema problem as ``{"type", "loc", "msg"}``; a body that was not read as JSON
+    for its Content-Type says so (FastAPI reads only ``application/json`` and ``+json``)."""
+    out = {key: problem[key] for key in ("type", "loc", "msg")}
+    if out["type"] == "model_attributes_type" and tuple(out["loc"]) == ("body",) \
+            and "json" not in content_type.lower():
+        sent = f"this request's: {content_type[:80]!r}" if content_type else "none was sent"
+        out["msg"] = ("the body was not read as JSON: send it with Content-Type: "
+                      f"application/json ({sent})")
+    return out
+
+
+def _unreadable(cause: BaseException) -> str:
+    """Why the JSON parser gave up on a body, for the 400's detail."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the request body is not UTF-8 text ({cause.reason} at byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "the request body is nested too deep for the JSON parser"
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        return "the request body holds an integer of more digits than the JSON parser takes"
+    return f"the request body cannot be read as JSON ({type(cause).__name__})"
+
+
 def _options(menu: BotMenu) -> dict[str, Any]:
     return {
         "games": {name: {"title": spec.title, "min_players": spec.min_players,
@@ -107,7 +132,7 @@ def _new_game(menu: BotMenu, body: NewGame, game_id: str) -> WebGame:
 def create_app(bots: Sequence[str] = DEFAULT_BOTS,
                max_games: int = DEFAULT_MAX_GAMES) -> FastAPI:
     """The server's app, offering the bots named ``bots`` (each loaded once per game and
-    player count here, to check it loads) and holding at most ``max_games`` games.
+    player count here; every new game gets a copy) and holding at most ``max_games`` games.
 
     ValueError naming a bot that loads nowhere, or a bad ``max_games``.
     """
@@ -122,8 +147,15 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
         # FastAPI's own answer echoes the input, which fails to encode for 1e400 (inf):
         # a 500. Where and what is enough.
-        return JSONResponse({"detail": [{key: problem[key] for key in ("type", "loc", "msg")}
-                                        for problem in error.errors()]}, status_code=422)
+        kind = request.headers.get("content-type", "")
+        return JSONResponse({"detail": [_problem(p, kind) for p in error.errors()]},
+                            status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        if error.status_code == 400 and error.__cause__ is not None:  # FastAPI's parser
+            return JSONResponse({"detail": _unreadable(error.__cause__)}, status_code=400)
+        return await http_exception_handler(request, error)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

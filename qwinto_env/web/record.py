@@ -55,8 +55,13 @@ def _check(record: Any) -> None:
                if k not in record]
     if missing:
         raise ValueError(f"the game record lacks {', '.join(missing)}")
-    if record["game"] not in GAMES:
+    if not isinstance(record["game"], str) or record["game"] not in GAMES:
         raise ValueError(f"the game record's game {record['game']!r} is none of {sorted(GAMES)}")
+    for key in ("seed", "start_player"):  # null would replay another deal or start
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"the game record's {key} must be a non-negative integer, "
+                             f"got {value!r}")
     actions = record["actions"]
     if not isinstance(actions, list) or not all(isinstance(a, list) for a in actions):
         raise ValueError("the game record's actions must be a list of lists (one per step)")
