@@ -5,17 +5,20 @@ refusal, ``<prog>: error: <reason>``). Python's default warning format (file, li
 number, the source line of the call) suits a library's user; a command's user wants the
 command's own voice, so :func:`warnings_as_lines` says the warnings raised while a
 command runs as ``<prog>: warning: <message>`` and leaves the format as it was when the
-command returns (a caller in Python keeps its own).
+command returns (a caller in Python keeps its own). :func:`command_exits` ends a command
+on Ctrl-C or a closed pipe without a traceback; :func:`output_problem` says why an output
+file could not be written, before the work that makes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import warnings
 from typing import Iterator
 
-__all__ = ["say", "warnings_as_lines"]
+__all__ = ["say", "warnings_as_lines", "command_exits", "output_problem"]
 
 
 def say(prog: str, kind: str, message: object, file=None) -> None:
@@ -36,3 +39,33 @@ def warnings_as_lines(prog: str) -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.showwarning = show
         yield
+
+
+@contextlib.contextmanager
+def command_exits(prog: str) -> Iterator[None]:
+    """Within the block, Ctrl-C ends the command with ``<prog>: error: interrupted`` and
+    status 130, and a reader that went away (``| head``) ends it quietly with status 1
+    (stdout then points at /dev/null, so Python's last flush does not fail again)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        say(prog, "error", "interrupted")
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+
+
+def output_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (atomically: a new file in its folder), or
+    None."""
+    if not path:
+        return "is no file name"
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        return f"is in {folder!r}, which is not an existing directory"
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"is in {folder!r}, which is not writable"
+    return None

@@ -64,7 +64,6 @@ import csv
 import functools
 import io
 import itertools
-import json
 import math
 import numbers
 import os
@@ -77,12 +76,12 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from qwinto_env import rules
-from qwinto_env.fileio import atomic_write, atomic_write_text
+from qwinto_env.fileio import atomic_write, atomic_write_json, atomic_write_text
 from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
-from .console import warnings_as_lines
+from .console import command_exits, output_problem, warnings_as_lines
 from .load import PLAYER_COUNTS, load
 from .processes import bar_progress, count_finished, in_processes
 
@@ -389,6 +388,9 @@ def _pool_entries(agents: Any, game: str, num_players: int,
                   workers: int) -> list[str | Agent]:
     """A round robin's specs or :class:`Agent` objects: at least one per seat, checked."""
     entries = _agent_list(agents)
+    if num_players == 1:  # solo games meet no one: there is nothing to rate across them
+        raise EvaluationError("a round robin needs tables of at least 2 players; solo "
+                              "agents play alone: evaluate each on its own", "num_players")
     if len(entries) < num_players:
         raise EvaluationError(f"a round robin of {num_players}-player tables needs at least "
                               f"{num_players} agents, got {len(entries)}", "agents")
@@ -683,7 +685,7 @@ def write_json(res: Results | RoundRobin, path: str) -> None:
                              for t in res.tables]
     else:
         data["per_game"] = per_game(res)
-    atomic_write_text(path, json.dumps(data, indent=1))
+    atomic_write_json(path, data, indent=1)
 
 
 def plot_format(path: str) -> str:
@@ -727,7 +729,7 @@ def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         path = getattr(args, option[2:])
         if path is None:
             continue
-        problem = _output_problem(path)
+        problem = output_problem(path)
         if problem is None and option == "--plot":
             problem = _plot_problem(path)
         if problem is None and os.path.realpath(path) in seen:
@@ -735,20 +737,6 @@ def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if problem:
             parser.error(f"argument {option}: {path!r} {problem}")
         seen[os.path.realpath(path)] = option
-
-
-def _output_problem(path: str) -> str | None:
-    """Why a file cannot be written at ``path`` (atomically: a new file in its folder)."""
-    if not path:
-        return "is no file name"
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        return f"is in {folder!r}, which is not an existing directory"
-    if os.path.isdir(path):
-        return "is a directory"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"is in {folder!r}, which is not writable"
-    return None
 
 
 def _plot_problem(path: str) -> str | None:
@@ -786,19 +774,9 @@ def main(argv: Sequence[str] | None = None,
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     _check_outputs(parser, args)
-    tournament = round_robin if args.round_robin else play
-    try:
-        with warnings_as_lines(prog):
-            res = tournament(split_specs(args.agents), game=args.game,
-                             num_players=args.players, games=args.games, seed=args.seed,
-                             workers=args.workers, progress=not args.quiet,
-                             engine=args.engine)
-    except ValueError as exc:
-        argument = getattr(exc, "argument", None)
-        if argument is None:  # a failure during play
-            parser.exit(2, f"error: {exc}\n")
-        parser.error(f"argument {OPTIONS[argument]}: {exc.problem}")
-    print(format_table(res.summary))
+    with command_exits(prog):
+        res = _tournament(parser, args, prog)
+        print(format_table(res.summary))
     if args.json:
         write_json(res, args.json)
     if args.csv:
@@ -806,6 +784,23 @@ def main(argv: Sequence[str] | None = None,
     if args.plot:
         plot_scores(res, args.plot)
     return res
+
+
+def _tournament(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                prog: str) -> Results | RoundRobin:
+    """The command line's tournament; a bad argument exits with its argparse error."""
+    tournament = round_robin if args.round_robin else play
+    try:
+        with warnings_as_lines(prog):
+            return tournament(split_specs(args.agents), game=args.game,
+                              num_players=args.players, games=args.games, seed=args.seed,
+                              workers=args.workers, progress=not args.quiet,
+                              engine=args.engine)
+    except ValueError as exc:
+        argument = getattr(exc, "argument", None)
+        if argument is None:  # a failure during play
+            parser.exit(2, f"error: {exc}\n")
+        parser.error(f"argument {OPTIONS[argument]}: {exc.problem}")
 
 
 def cli() -> int:

@@ -15,6 +15,7 @@ this process; in a worker, :func:`count_finished` is.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 from typing import Any, Callable, Sequence
 
@@ -30,10 +31,11 @@ _decided: Any = None
 def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: int,
                  total: int, desc: str, progress: bool) -> list[Any]:
     """``worker(job)`` for every job in ``processes`` spawned processes (one torch thread
-    each); the results in the order of ``jobs``. ``total``: the games the jobs play."""
+    each; no more processes than jobs); the results in the order of ``jobs``. ``total``:
+    the games the jobs play. Ctrl-C reaches this process alone, which stops the workers."""
     context = multiprocessing.get_context("spawn")
     finished, decided = context.Value("q", 0), context.Value("q", 0)
-    with context.Pool(processes, initializer=_start_worker,
+    with context.Pool(min(processes, len(jobs)), initializer=_start_worker,
                       initargs=(finished, decided)) as pool, \
             tqdm(total=total, desc=desc, unit="game", disable=not progress,
                  file=sys.stderr) as bar:
@@ -80,3 +82,6 @@ def _start_worker(finished: Any, decided: Any) -> None:
     global _finished, _decided
     _finished, _decided = finished, decided
     torch.set_num_threads(1)
+    # Ctrl-C goes to the whole process group: each worker would print its own traceback;
+    # the parent's KeyboardInterrupt leaves the pool's block, which terminates them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

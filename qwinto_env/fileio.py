@@ -16,12 +16,14 @@ was.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_torch_save"]
+__all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
@@ -52,6 +54,23 @@ def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8
     """Write ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
     data = text.encode(encoding)
     atomic_write(path, lambda fh: fh.write(data))
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any, **dumps: Any) -> None:
+    """``data`` as strict JSON (``json.dumps`` keywords ``dumps``), atomically: a NaN or
+    an infinity, which JSON has no word for (Python writes ``NaN``, which ``jq`` and
+    JavaScript refuse), is written as ``null``."""
+    atomic_write_text(path, json.dumps(_finite(data), allow_nan=False, **dumps) + "\n")
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(value) for value in data]
+    return data
 
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:

@@ -3,6 +3,11 @@
 
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +87,7 @@ BAD_COMMAND_LINES = [
     (["--round-robin", "--agents", "random,nobody,greedy"], "--agents"),
     (["--round-robin", "--agents", "random,greedy,"], "--agents"),
     (["--round-robin", "--agents", "random,greedy,expert", "--games", "0"], "--games"),
+    (["--round-robin", "--agents", "random,greedy,expert", "--players", "1"], "--players"),
     (["--round-robin", "--agents", "random,greedy,expert", "--workers", "0"], "--workers"),
     (["--json", "{tmp}/out", "--csv", "{tmp}/./out"], "--csv"),
     (["--csv", "{tmp}/out.png", "--plot", "{tmp}/out.png"], "--plot"),
@@ -236,3 +242,56 @@ def test_outputs_are_written_atomically(write, results, tmp_path, monkeypatch):
 def test_plot_format_follows_the_extension(name, magic, results, tmp_path):
     plot_scores(results, str(tmp_path / name))
     assert (tmp_path / name).read_bytes().startswith(magic)
+
+
+def test_solo_json_is_strict(tmp_path):
+    """A solo table has no rating (NaN in Python): null in the file, which strict parsers
+    (jq, JavaScript) read, where Python's default would write NaN."""
+    out = tmp_path / "solo.json"
+    main(["--agents", "random", "--players", "1", "--games", "4", "--quiet", "--json", str(out)])
+    summary = json.loads(out.read_text(), parse_constant=pytest.fail)
+    assert [row["rating"] for row in summary["agents"]] == [None]
+
+
+def test_no_more_worker_processes_than_jobs(monkeypatch):
+    """``--workers 8`` for 3 games starts the processes that have games to play, not 8."""
+    import multiprocessing.context as context
+
+    sizes, pool = [], context.SpawnContext.Pool
+
+    def counted(self, processes=None, *args, **kwargs):
+        sizes.append(processes)
+        return pool(self, processes, *args, **kwargs)
+
+    monkeypatch.setattr(context.SpawnContext, "Pool", counted)
+    play(["random", "greedy"], games=3, workers=8, progress=False, engine="single")
+    with pytest.warns(UserWarning, match="1 of the 8 workers play"):
+        play(["random", "greedy"], games=3, workers=8, progress=False, engine="batched")
+    assert sizes == [3, 1]
+
+
+def test_ctrl_c_stops_the_workers_without_a_traceback():
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a tournament in
+    worker processes: one line, status 130, no worker left behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.evaluate", "--agents", "expert,greedy", "--games",
+         "1000000", "--workers", "2", "--engine", "single"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    err = b""
+    while not re.search(rb"\| *[1-9][0-9]*/1000000", err):  # the workers play
+        chunk = proc.stderr.read1(4096)
+        assert chunk, err.decode()
+        err += chunk
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    tail = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert "Traceback" not in tail and tail.endswith("agents.evaluate: error: interrupted\n")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)  # a worker of the group is still alive
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    pytest.fail("a worker process outlived the interrupted evaluator")
