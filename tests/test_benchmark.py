@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -142,12 +145,59 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     (["run", "--task", "all", "--algo", "ppo", "--seed", "0", "--steps", "0"], "positive"),
     (["rate", "--task", "dice-solo-v0", "--agent", "no_such_module:Bot"], "cannot import"),
     (["rate", "--task", "dice-solo-v0", "--agent", "sarsa"], "unknown agent spec"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "agents.base:Agent"],
+     "--agent 'agents.base:Agent': Agent(game='dice', num_players=1) failed: TypeError"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "os:getcwd"], "getcwd(game='dice'"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "greedy", "--json", "/no/such/x.json"],
+     "argument --json: '/no/such/x.json' is in '/no/such', which is not an existing"),
+    (["table", "--root", "/no/such", "--doc", "/no/such/bench.md"],
+     "argument --doc: '/no/such/bench.md' does not exist"),
+    (["table", "--root", "/no/such", "--doc", "/"], "argument --doc: '/' is a directory"),
+    (["table", "--root", "/no/such", "--doc", "", "--out", __file__], "is a file, not a folder"),
 ])
-def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys):
+def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys, monkeypatch):
+    """Each before any game is played (the protocol would raise) or any file written."""
+    monkeypatch.setattr(protocol, "evaluate", lambda *a, **k: pytest.fail("games were played"))
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_table_outside_the_project_root_writes_nothing(tmp_path, monkeypatch, capsys):
+    """The default --doc is docs/benchmark.md of the working folder: elsewhere the command
+    stops before it writes the default --out, docs/benchmark/."""
+    cell = runner.cell_dir(tmp_path / "runs", "dice-solo-v0", "x", "cpu", 0)
+    cell.mkdir(parents=True)
+    (cell / "result.json").write_text(json.dumps(_fake("dice-solo-v0", "x", 0, 7.0)))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["table", "--root", "runs"])
+    assert exit_.value.code == 2
+    assert "--doc: 'docs/benchmark.md' does not exist" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_rate_writes_strict_json(tmp_path, monkeypatch):
+    """A rating of minus infinity (every game lost) is null in the file, not -Infinity."""
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(protocol, "evaluate",
+                        lambda agent, task, games=None: {"rating": -math.inf, "win_rate": 0.0})
+    assert cli.main(["rate", "--task", "dice-2p-v0", "--agent", "random", "--json",
+                     str(out)]) == 0
+    assert json.loads(out.read_text(), parse_constant=pytest.fail)["rating"] is None
+
+
+def test_a_closed_pipe_ends_the_commands_quietly():
+    """``| head``: status 1 and nothing on stderr, not a BrokenPipeError traceback."""
+    for argv in (["agents.benchmark", "list"],
+                 ["agents.evaluate", "--agents", "random,greedy", "--games", "4", "--quiet"]):
+        proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        proc.stdout.close()  # the reader is gone before the first line
+        assert proc.wait(timeout=120) == 1, argv
+        assert proc.stderr.read() == b"", argv
+        proc.stderr.close()
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -29,6 +28,7 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
+from ..console import command_exits, output_problem
 from .algorithms import ALGORITHMS, require_algorithm
 from .extras import MissingExtra
 from .tasks import TASKS, get_task
@@ -112,7 +112,11 @@ def load_agent(spec: str, game: str, num_players: int) -> Any:
             cls = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"--agent {spec!r}: cannot import {name} from {module}: {exc}")
-        return cls(game=game, num_players=num_players)
+        try:
+            return cls(game=game, num_players=num_players)
+        except Exception as exc:  # noqa: BLE001 - a user's class: any failure is its own
+            raise ValueError(f"--agent {spec!r}: {name}(game={game!r}, num_players="
+                             f"{num_players}) failed: {type(exc).__name__}: {exc}") from exc
     return load(spec, game=game, num_players=num_players)
 
 
@@ -152,10 +156,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doc_page(path: str) -> str:
+    """The text of ``--doc``; ValueError unless it is a Markdown file with the table's
+    markers that can be replaced."""
+    if Path(path).is_file():
+        problem = output_problem(path)
+    else:
+        problem = "is a directory" if Path(path).is_dir() else (
+            "does not exist (the default is docs/benchmark.md of the project's root; "
+            "--doc '' writes no page)")
+    page = Path(path).read_text() if problem is None else ""
+    if problem is None and (TABLE_START not in page or TABLE_END not in page):
+        problem = f"has no {TABLE_START} ... {TABLE_END} section"
+    if problem:
+        raise ValueError(f"argument --doc: {path!r} {problem}")
+    return page
+
+
 def table(args: argparse.Namespace) -> int:
     from .report import build
     from .runner import read_results
 
+    page = _doc_page(args.doc) if args.doc else ""
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValueError(f"argument --out: {args.out!r} is a file, not a folder")
     results = read_results(args.root, args.budget)
     if not results:
         print(f"no finished cells for budget {args.budget} under {args.root}", file=sys.stderr)
@@ -164,10 +188,6 @@ def table(args: argparse.Namespace) -> int:
     print(text)
     if args.doc:
         doc = Path(args.doc)
-        page = doc.read_text()
-        if TABLE_START not in page or TABLE_END not in page:
-            print(f"{doc} has no {TABLE_START} ... {TABLE_END} section", file=sys.stderr)
-            return 1
         head, rest = page.split(TABLE_START, 1)
         from qwinto_env.fileio import atomic_write_text
         atomic_write_text(doc, head + TABLE_START + "\n" + text + "\n" + TABLE_END
@@ -179,20 +199,27 @@ def rate(args: argparse.Namespace) -> int:
     from .protocol import evaluate
 
     task = get_task(args.task)
+    if args.json is not None and (problem := output_problem(args.json)):
+        raise ValueError(f"argument --json: {args.json!r} {problem}")
     agent = load_agent(args.agent, task.game, task.num_players)
     metrics = evaluate(agent, task, games=args.games)
     for key, value in metrics.items():
         print(f"{key:>28}  {value:,.3f}" if isinstance(value, float) else f"{key:>28}  {value}")
     if args.json:
-        from qwinto_env.fileio import atomic_write_text
-        atomic_write_text(args.json, json.dumps({"task": task.id, "agent": args.agent,
-                                                 **metrics}, indent=1) + "\n")
+        from qwinto_env.fileio import atomic_write_json
+        atomic_write_json(args.json, {"task": task.id, "agent": args.agent, **metrics},
+                          indent=1)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
+    with command_exits(p.prog):
+        return _command(p, args)
+
+
+def _command(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "list":
         from .algorithms import get_algorithm
         for task in TASKS.values():
