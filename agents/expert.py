@@ -221,11 +221,24 @@ class ExpertAgent(DecodingAgent):
             params = ExpertParams(**{**params.__dict__, **overrides})
         self.params = params
         self._tables = SegmentTables(params, ATTAINABILITY[game])
+        self._start_caches()
+
+    def _start_caches(self) -> None:
         # Row models repeat within a game (one row changes per turn) and across games'
         # openings; a few thousand cover that, at a few kB each.
         self._row = functools.lru_cache(maxsize=4096)(self._tables.row)
         self._cache_key: bytes | None = None
         self._cache: tuple | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The caches, which pickle cannot take (an lru_cache of a bound method), are
+        # rebuilt empty: an expert travels to worker processes (SubprocVecEnv, Ray).
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_row", "_cache_key", "_cache")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_caches()
 
     def decide_batch(self, view: BatchView, legal: Any) -> Any:
         """The choices of :meth:`act` for a whole batch: numpy arrays by the compiled kernel

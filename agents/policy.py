@@ -49,6 +49,12 @@ CHECKPOINT_FORMAT = "qwinto-policy"
 CHECKPOINT_VERSION = 1
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
+# A forked child (gymnasium's AsyncVectorEnv and multiprocessing use fork on Linux) inherits
+# torch's OpenMP threads in a state it cannot use once this process has run a parallel op
+# (loading a checkpoint is one): the child's first parallel op hangs for good. With one
+# thread torch runs such ops inline, as in the workers torch's own DataLoader starts.
+os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be used: unreadable, malformed or for another game."""

@@ -10,6 +10,10 @@ Masked random: every action is drawn uniformly from the action mask. The default
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
+
 import gymnasium
 import numpy as np
 import pytest
@@ -169,6 +173,65 @@ def test_make_vec(game, mode, episodes):
     venv = gymnasium.make_vec("Qwinto-v0", num_envs=NUM_ENVS, vectorization_mode=mode,
                               game=game, reward="score")
     check_against_reference(venv, game, episodes)
+
+
+ASYNC_WITH_NETWORKS = """
+import numpy as np, torch, gymnasium, qwinto_env
+torch.ones(2 ** 22).add_(1)  # this process has run a parallel op before it forks
+for spec in ("pretrained:dice-2p", "search[samples=2]:pretrained:dice-2p"):
+    venv = gymnasium.make_vec("Qwinto-v0", num_envs=2, vectorization_mode="async",
+                              opponents=spec)
+    obs, _ = venv.reset(seed=0)
+    for _ in range(30):
+        obs, *_ = venv.step(np.array([np.flatnonzero(m)[-1] for m in obs["action_mask"]]))
+    venv.close()
+print("played")
+"""
+
+
+def test_async_make_vec_with_network_opponents():
+    """Gymnasium forks its async workers after it built one env here: a network opponent's
+    torch threads must not hang the children (they did, for good, in load_state_dict).
+    A fresh interpreter, so a hang fails the test instead of stopping the suite."""
+    done = subprocess.run([sys.executable, "-c", ASYNC_WITH_NETWORKS], capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0 and done.stdout == "played\n", done.stderr
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "pretrained:dice-2p",
+                                  "lookahead:pretrained:dice-2p",
+                                  "search[samples=2]:pretrained:dice-2p"])
+def test_agents_pickle_and_play_the_same(spec):
+    """Process-based vector envs (SubprocVecEnv, async make_vec) and Ray send the opponents
+    they are given to their workers by pickle."""
+    from agents import load
+
+    agent = load(spec, game="dice", num_players=2)
+    twin = pickle.loads(pickle.dumps(agent))
+    for bot in (agent, twin):
+        bot.reset(seed=3)
+    env = qwinto_env.parallel_env(game="dice", num_players=2)
+    obs, _ = env.reset(seed=3)
+    while env.agents:
+        first = {a: agent.act(o["observation"], o["action_mask"]) for a, o in obs.items()}
+        assert {a: twin.act(o["observation"], o["action_mask"]) for a, o in obs.items()} == first
+        obs, *_ = env.step(first)
+
+
+def test_subproc_vec_env_with_an_expert_object():
+    """docs/single.md: an agent object as the opponent, in SB3's SubprocVecEnv."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from agents import load
+
+    venv = make_vec_env("qwinto_env:Qwinto-v0", n_envs=2, vec_env_cls=SubprocVecEnv,
+                        env_kwargs={"opponents": load("expert", game="dice", num_players=2)})
+    try:
+        obs = venv.reset()
+        assert obs["action_mask"].shape == (2, 37)
+    finally:
+        venv.close()
 
 
 @pytest.mark.parametrize("episodes", EPISODES)
