@@ -29,6 +29,7 @@ seeds, so a seeded agent is reproducible.
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from qwinto_env.batched.backend import backend_of
 from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
 
 __all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError", "legal_batch",
-           "legal_rows"]
+           "legal_rows", "check_integer", "check_number", "check_flag"]
 
 
 class IllegalMaskError(ValueError):
@@ -47,6 +48,40 @@ class IllegalMaskError(ValueError):
 
 class AgentSpecError(ValueError):
     """A spec that names no agent, or an agent that cannot play the requested game."""
+
+
+def check_integer(what: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` as an int; :class:`AgentSpecError` ``"<what> must be an integer ..."``
+    unless it is an integer (not a bool) from ``low`` to ``high``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < low or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"from {low} to {high}"
+        raise AgentSpecError(f"{what} must be an integer {bounds}, got {value!r}")
+    return int(value)
+
+
+def check_number(what: str, value: Any, low: float = -math.inf, high: float = math.inf,
+                 strict: bool = False) -> float:
+    """``value`` as a float; :class:`AgentSpecError` ``"<what> must be a finite number
+    ..."`` unless it is a finite real (not a bool) from ``low`` (excluded if ``strict``)
+    to ``high``."""
+    if isinstance(value, (bool, np.bool_)) \
+            or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or value < low or (strict and value == low) \
+            or value > high:
+        bounds = " and ".join(([f"{'>' if strict else '>='} {low:g}"] if low > -math.inf
+                               else []) + ([f"<= {high:g}"] if high < math.inf else []))
+        raise AgentSpecError(f"{what} must be a finite number{' ' if bounds else ''}"
+                             f"{bounds}, got {value!r}")
+    return float(value)
+
+
+def check_flag(what: str, value: Any) -> bool:
+    """``value`` as a bool; :class:`AgentSpecError` unless it is one (the string
+    ``"False"`` is not: ``bool("False")`` is True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise AgentSpecError(f"{what} must be True or False, got {value!r}")
+    return bool(value)
 
 
 class Agent(abc.ABC):

@@ -66,7 +66,7 @@ from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SU
 from qwinto_env.view import BatchView, CardsView, DiceView
 
 from . import expert_batched, expert_numba
-from .base import DecodingAgent
+from .base import AgentSpecError, DecodingAgent, check_number
 from .chance_tables import ATTAINABILITY, SUBSET_DISTRIBUTIONS
 
 __all__ = ["ExpertAgent", "ExpertParams"]
@@ -103,6 +103,14 @@ class ExpertParams:
     reroll_margin: float = 0.0
     #: A bystander writes only when the write gains more than this.
     pass_margin: float = 0.0
+
+    def __post_init__(self) -> None:
+        """AgentSpecError naming a parameter that is no finite number in its range."""
+        ranges = {"tau": (0.0, math.inf, True), "top_share": (0.0, 1.0, False),
+                  "rolls_per_entry": (0.0, math.inf, True)}
+        for f in fields(self):
+            low, high, strict = ranges.get(f.name, (-math.inf, math.inf, False))
+            check_number(f"expert parameter {f.name}", getattr(self, f.name), low, high, strict)
 
 
 @dataclass
@@ -217,7 +225,8 @@ class ExpertAgent(DecodingAgent):
             known = {f.name for f in fields(ExpertParams)}
             unknown = sorted(set(overrides) - known)
             if unknown:
-                raise ValueError(f"unknown expert parameter(s) {unknown}; known: {sorted(known)}")
+                raise AgentSpecError(f"unknown expert parameter(s) {unknown}; known: "
+                                     f"{sorted(known)}")
             params = ExpertParams(**{**params.__dict__, **overrides})
         self.params = params
         self._tables = SegmentTables(params, ATTAINABILITY[game])

@@ -34,6 +34,7 @@ count.
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -79,23 +80,23 @@ class CheckpointNotFoundError(AgentSpecError, FileNotFoundError):
     """A spec that looks like a checkpoint path, but no such file exists."""
 
 
-def _random(**kw: Any) -> Agent:
+def _random() -> type[Agent]:
     from .scripted import RandomAgent
-    return RandomAgent(**kw)
+    return RandomAgent
 
 
-def _greedy(**kw: Any) -> Agent:
+def _greedy() -> type[Agent]:
     from .scripted import GreedyAgent
-    return GreedyAgent(**kw)
+    return GreedyAgent
 
 
-def _expert(**kw: Any) -> Agent:
+def _expert() -> type[Agent]:
     from .expert import ExpertAgent
-    return ExpertAgent(**kw)
+    return ExpertAgent
 
 
-#: Built-in agent name -> (factory, games it plays).
-BUILTIN_AGENTS: dict[str, tuple[Callable[..., Agent], tuple[str, ...]]] = {
+#: Built-in agent name -> (its class, imported when first asked for; games it plays).
+BUILTIN_AGENTS: dict[str, tuple[Callable[[], type[Agent]], tuple[str, ...]]] = {
     "random": (_random, ("dice", "cards")),
     "greedy": (_greedy, ("dice", "cards")),
     "expert": (_expert, ("dice", "cards")),
@@ -117,7 +118,7 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         if game not in games:
             raise AgentSpecError(f"agent {spec!r} does not play the {game} game "
                                  f"(it plays: {', '.join(games)})")
-        return factory(game=game, num_players=num_players, **kwargs)
+        return _construct(factory(), spec, game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
     if isinstance(spec, str) and spec.startswith(PLANNERS + (SEARCH_SETTINGS_PREFIX,)):
@@ -125,10 +126,29 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     network, _ = read_checkpoint(spec, game, num_players)
     from .policy import PolicyAgent
 
-    agent = PolicyAgent(network, game=game, num_players=num_players, **kwargs)
+    agent = _construct(PolicyAgent, spec, network=network, game=game,
+                       num_players=num_players, **kwargs)
     is_pretrained = isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX)
     agent.name = spec if is_pretrained else os.path.basename(os.fspath(spec))
     return agent
+
+
+def _construct(build: Callable[..., Agent], spec: Any, **kwargs: Any) -> Agent:
+    """``build(**kwargs)``, its keywords checked first (:func:`_check_keywords`)."""
+    _check_keywords(build, spec, kwargs)
+    return build(**kwargs)
+
+
+def _check_keywords(build: Callable[..., Agent], spec: Any, kwargs: dict[str, Any]) -> None:
+    """AgentSpecError naming a keyword argument ``build`` does not take (Python's
+    TypeError would not say which agent, nor what it takes)."""
+    params = inspect.signature(build).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:
+            takes = sorted(set(params) - {"game", "num_players", "network"})
+            raise AgentSpecError(f"agent {os.fspath(spec)!r} takes no setting {unknown}; "
+                                 f"its settings: {takes or 'none'}")
 
 
 def _spec_settings(spec: str) -> tuple[str, dict[str, Any]]:
@@ -181,6 +201,7 @@ def _planner(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> 
         from .lookahead import LookaheadAgent as planner
     else:
         from .search import SearchAgent as planner
+    _check_keywords(planner, spec, kwargs)
     network, data = read_checkpoint(inner, game, num_players)
     try:
         agent = planner.from_checkpoint(network, data, **kwargs)

@@ -57,7 +57,7 @@ from qwinto_env.spec.dice import (CHOOSE, ENTRY, KEEP, NUM_ACTIONS, PASS, REROLL
                                   REROLL_DECISION, ROLL_FIRST, ROLLS, SEAT, SUBSET_ROWS,
                                   observation_layout, observation_size)
 
-from .base import Agent, AgentSpecError, IllegalMaskError
+from .base import Agent, AgentSpecError, IllegalMaskError, check_number
 from .chance_tables import SUBSET_DISTRIBUTIONS
 from .features import SheetFeatures
 from .policy import CheckpointError, PolicyNetwork
@@ -183,15 +183,13 @@ class LookaheadAgent(Agent):
         if lookahead not in LOOKAHEAD_MODES:
             raise AgentSpecError(f"unknown lookahead {lookahead!r}; choose one of "
                                  f"{LOOKAHEAD_MODES}")
-        if not reward_scale > 0 or not 0 <= gamma <= 1 or not policy_weight >= 0:
-            raise AgentSpecError(f"reward_scale must be > 0, gamma in [0, 1] and "
-                                 f"policy_weight >= 0, got {reward_scale!r}, {gamma!r} and "
-                                 f"{policy_weight!r}")
         super().__init__(game, num_players)
         self.network = network.eval()
-        self.reward_scale, self.gamma = float(reward_scale), float(gamma)
+        self.reward_scale = check_number("lookahead setting reward_scale", reward_scale, 0.0,
+                                         strict=True)
+        self.gamma = check_number("lookahead setting gamma", gamma, 0.0, 1.0)
         self.lookahead = lookahead
-        self.policy_weight = float(policy_weight)
+        self.policy_weight = check_number("lookahead setting policy_weight", policy_weight, 0.0)
         self._allowed = SheetFeatures()
         self._layout = observation_layout(num_players)
 

@@ -39,7 +39,7 @@ from torch import nn
 from qwinto_env.fileio import atomic_torch_save
 from qwinto_env.spec import SPECS
 
-from .base import Agent, IllegalMaskError
+from .base import Agent, IllegalMaskError, check_flag
 from .features import FEATURE_SETS, FEATURES
 
 __all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
@@ -126,7 +126,7 @@ class PolicyAgent(Agent):
                  deterministic: bool = True):
         super().__init__(game, num_players)
         self.network = network.eval()
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_flag("policy setting deterministic", deterministic)
         self._gen = torch.Generator().manual_seed(0)
 
     def reset(self, seed: int | None = None) -> None:

@@ -40,7 +40,7 @@ from qwinto_env.spec.dice import (CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, R
                                   SUBSET_ROWS)
 from qwinto_env.view import BatchView, CardsView, DiceView, allowed_values, play_announcements
 
-from .base import Agent, DecodingAgent, legal_indices, legal_rows
+from .base import Agent, DecodingAgent, check_number, legal_indices, legal_rows
 from .chance_tables import SUBSET_DISTRIBUTIONS
 
 __all__ = ["RandomAgent", "GreedyAgent", "NATURAL_VALUE"]
@@ -94,7 +94,7 @@ class GreedyAgent(DecodingAgent):
         super().__init__(game, num_players)
         if game not in ("dice", "cards"):
             raise ValueError(f"unknown game {game!r}; the greedy agent plays dice and cards")
-        self.tolerance = float(tolerance)
+        self.tolerance = check_number("greedy setting tolerance", tolerance, 0.0)
         # Per cell, the values within ``tolerance`` of its natural value, as a bitmask.
         self._near_bits = [sum(1 << v for v in range(1, rules.MAX_VALUE + 1)
                                if abs(NATURAL_VALUE[c] - v) <= self.tolerance)

@@ -68,7 +68,7 @@ from qwinto_env.spec import cards as card_spec
 from qwinto_env.spec.dice import DIE_FACES
 from qwinto_env.view import decode_batch, decode_cards_public
 
-from .base import Agent, AgentSpecError, legal_rows
+from .base import Agent, AgentSpecError, check_integer, check_number, legal_rows
 from .lookahead import value_units
 from .policy import PolicyNetwork
 
@@ -100,23 +100,6 @@ MAX_COPIES = 1 << 16
 #: Most rounds: a decision that stays close takes round after round, its time and pooled
 #: values growing with each (16 rounds were the most measured; past 8 bought nothing).
 MAX_ROUNDS = 64
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value > high):
-        bounds = f">= {low}" if high is None else f"from {low} to {high}"
-        raise AgentSpecError(f"search setting {name} must be an integer {bounds}, "
-                             f"got {value!r}")
-    return int(value)
-
-
-def _check_number(name: str, value: Any, low: float, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value < low or (strict and value == low):
-        raise AgentSpecError(f"search setting {name} must be a finite number "
-                             f"{'>' if strict else '>='} {low:g}, got {value!r}")
-    return float(value)
 
 
 def _check_phases(value: Any, game: str) -> tuple[int, ...]:
@@ -178,12 +161,12 @@ class SearchAgent(Agent):
         chosen = {**DEFAULTS, **PRESETS[game][preset], **settings}
         super().__init__(game, num_players)
         self.preset = preset
-        self.samples = _check_int("samples", chosen["samples"], 1)
-        self.top_k = _check_int("top_k", chosen["top_k"], 1)
-        self.turns = _check_int("turns", chosen["turns"], 0)
-        self.confidence = _check_number("confidence", chosen["confidence"], 0.0)
-        self.min_prob = _check_number("min_prob", chosen["min_prob"], 0.0)
-        self.rounds = _check_int("rounds", chosen["rounds"], 1, MAX_ROUNDS)
+        self.samples = check_integer("search setting samples", chosen["samples"], 1)
+        self.top_k = check_integer("search setting top_k", chosen["top_k"], 1)
+        self.turns = check_integer("search setting turns", chosen["turns"], 0)
+        self.confidence = check_number("search setting confidence", chosen["confidence"], 0.0)
+        self.min_prob = check_number("search setting min_prob", chosen["min_prob"], 0.0)
+        self.rounds = check_integer("search setting rounds", chosen["rounds"], 1, MAX_ROUNDS)
         copies = self.samples * min(self.top_k, spec.num_actions)
         if copies > MAX_COPIES:
             raise AgentSpecError(f"search settings samples={self.samples} and top_k="
@@ -197,7 +180,8 @@ class SearchAgent(Agent):
             raise AgentSpecError(f"search setting objective must be one of {OBJECTIVES}, "
                                  f"got {chosen['objective']!r}")
         self.objective = chosen["objective"]
-        self.reward_scale = _check_number("reward_scale", reward_scale, 0.0, strict=True)
+        self.reward_scale = check_number("search setting reward_scale", reward_scale, 0.0,
+                                         strict=True)
         self.network = network.eval()
         self.spec = spec
         self._engine = batched.BATCHED_GAMES[game]
