@@ -221,9 +221,14 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
         spec = PRETRAINED_DIR / f"{name}.pt"
     path = os.fspath(spec)
     looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
+    if not looks_like_path and (path in BUILTIN_AGENTS or has_spec_prefix(path)):
+        raise AgentSpecError(f"{path!r} names an agent, not a checkpoint: give a checkpoint "
+                             f"path or {PRETRAINED_PREFIX}<name> ({pretrained_names()})")
     if not looks_like_path:
         raise AgentSpecError(f"unknown agent spec {path!r}: expected one of "
-                             f"{sorted(BUILTIN_AGENTS)} or a path to a checkpoint file")
+                             f"{sorted(BUILTIN_AGENTS)}, {PRETRAINED_PREFIX}<name>, "
+                             f"{LOOKAHEAD_PREFIX}<checkpoint>, {SEARCH_PREFIX}<checkpoint> or "
+                             f"a path to a checkpoint file")
     if not os.path.exists(path):
         raise CheckpointNotFoundError(f"checkpoint file {path!r} does not exist")
     from .policy import CheckpointError, load_checkpoint

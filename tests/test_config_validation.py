@@ -238,6 +238,8 @@ def test_refusing_imports_nothing_that_takes_long(tmp_path):
     ("run:\n  seed: 1\n  sed: 2\n", "run.sed: unknown config field; did you mean 'run.seed'?"),
     ("run:\n", "run: must be a mapping of fields, got None"),
     ("run:\n  seed: 1\n\tppo: 2\n", "config file '{path}': is not valid YAML: line 3"),
+    ("run:\n  ? [a]\n  : 1\n", "run: a key in config file '{path}' is a list (line 2)"),
+    ("? {a: 1}\n: 1\n", "the top level: a key in config file '{path}' is a mapping (line 1)"),
 ])
 def test_bad_config_files_are_refused(tmp_path, capsys, no_training, text, message):
     path = tmp_path / "c.yaml"
@@ -268,6 +270,11 @@ def test_a_config_that_is_not_utf8_a_folder_or_missing_is_refused(tmp_path, caps
      "opponents.scripted.random: appears twice in override value"),
     ("run.seed.x=1", "run.seed: is a field, not a section (override 'run.seed.x=1')"),
     ("run.seed=", "run.seed: must be an integer, got None"),
+    ("opponents.scripted={[a]: 1}", "opponents.scripted: a key in override value '{[a]: 1}' "
+                                   "is a list (line 1); keys are names"),
+    ("opponents.scripted={{a: 1}: 1}", "opponents.scripted: a key in override value"),
+    ("run.init_from=pretrained:", "run.init_from: must be a string, got {'pretrained': None} "
+                                  "(YAML reads a trailing ':' or ': ' as a mapping; quote"),
 ])
 def test_bad_overrides_are_refused(tmp_path, capsys, no_training, override, message):
     assert refused(tmp_path, capsys, override).startswith(f"train.py: error: {message}")
@@ -293,7 +300,9 @@ def test_a_corrupt_missing_or_mismatched_init_checkpoint_is_refused_up_front(tmp
     for spec, message in [(corrupt, f"checkpoint '{corrupt}' is corrupt"),
                           (tmp_path / "none.pt", "checkpoint file"),
                           ("pretrained:cards-2p", "checkpoint"),
-                          ("pretrained:dice-2p", "run.init_from 'pretrained:dice-2p' holds")]:
+                          ("pretrained:dice-2p", "run.init_from 'pretrained:dice-2p' holds"),
+                          ("expert", "'expert' names an agent, not a checkpoint"),
+                          ("search:pretrained:dice-2p", "names an agent, not a checkpoint")]:
         line = refused(tmp_path, capsys, *SMALL, f"run.init_from={spec}")
         assert line.startswith("train.py: error: run.init_from") and message in line, line
 
@@ -395,3 +404,21 @@ def test_save_config_is_atomic(tmp_path, monkeypatch):
     monkeypatch.undo()
     save_config(TrainConfig(), path)
     assert load_config(path) == TrainConfig()
+
+
+def test_a_run_folder_that_cannot_be_made_is_refused(tmp_path, capsys, no_training):
+    """Below a file, or holding a file where the run writes a folder (or the other way
+    round): one line naming --runs-dir or run.name, before anything is written."""
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    assert train.main(["--runs-dir", str(plain / "deeper"), *SMALL]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"train.py: error: --runs-dir: '{plain}' is a file, where the run's folder")
+    for name, make in (("checkpoints", Path.write_text), ("tb", Path.write_text),
+                       ("config.yaml", Path.mkdir), ("final.pt", Path.mkdir)):
+        run = tmp_path / "runs" / name.replace(".", "_")
+        run.mkdir(parents=True)
+        make(run / name, *([""] if make is Path.write_text else []))
+        assert train.main(["--runs-dir", str(run.parent), *SMALL, f"run.name={run.name}"]) == 2
+        assert capsys.readouterr().err.startswith(f"train.py: error: run.name: '{run / name}'")
+        assert os.listdir(run) == [name]

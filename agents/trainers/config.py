@@ -433,7 +433,9 @@ def _check_value(path: str, value: Any, hint: Any, bounds: Range | None = None) 
         return _check_range(path, _to_float(path, value), bounds, integer=False)
     if hint is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{path}: must be a string, got {_shown(value)}")
+            colon = " (YAML reads a trailing ':' or ': ' as a mapping; quote the text)" \
+                if isinstance(value, dict) else ""
+            raise ConfigError(f"{path}: must be a string, got {_shown(value)}{colon}")
         return value
     raise ConfigError(f"{path}: unsupported field type {hint}")  # a bug in this module
 
@@ -532,7 +534,11 @@ def _refuse_duplicate_keys(node: Any, path: str, what: str, seen: set[int] | Non
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *defaults" merges, not a key
                 continue
-            key = getattr(key_node, "value", None)
+            if not isinstance(key_node, yaml.ScalarNode):
+                kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+                raise ConfigError(f"{path or 'the top level'}: a key in {what} is a {kind} "
+                                  f"(line {key_node.start_mark.line + 1}); keys are names")
+            key = key_node.value
             where = f"{path}.{key}" if path else str(key)
             if isinstance(key, str) and key in lines:
                 raise ConfigError(f"{where}: appears twice in {what} (lines {lines[key]} and "

@@ -9,6 +9,7 @@ config module imports nothing of the trainers.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .config import ConfigError, TrainConfig
@@ -16,21 +17,44 @@ from .config import ConfigError, TrainConfig
 
 def check_resources(cfg: TrainConfig, runs_dir: str | Path, resume: bool = False) -> None:
     """Refuse, with :class:`ConfigError` naming the field, what only this machine can tell:
-    a device torch does not see, a trainer whose package is missing, a run folder that is
-    a file, an agent spec (``eval.opponents``, ``opponents.scripted``,
+    a device torch does not see, a trainer whose package is missing, a run folder that
+    cannot be made or written in, an agent spec (``eval.opponents``, ``opponents.scripted``,
     ``imitation.demonstrator``) that does not load for ``env.game`` and
     ``env.num_players``, a ``run.init_from`` checkpoint that is missing, corrupt or holds
     another network (not checked on ``resume``, which does not read it). Builds nothing
     and writes nothing."""
     _check_machine(cfg)
-    root = Path(runs_dir)
-    if root.exists() and not root.is_dir():
-        raise ConfigError(f"--runs-dir: {str(root)!r} is not a folder")
-    if (root / cfg.run.name).exists() and not (root / cfg.run.name).is_dir():
-        raise ConfigError(f"run.name: {str(root / cfg.run.name)!r} exists and is not a folder")
+    _check_run_folder(Path(runs_dir), cfg.run.name)
     _check_agent_specs(cfg)
     if cfg.run.init_from and not resume:
         _check_init_from(cfg)
+
+
+#: What a run writes in its folder (agents/trainers/run.py): folders, then files.
+RUN_FOLDERS, RUN_FILES = ("checkpoints", "tb"), ("config.yaml", "final.pt", "evaluation.txt")
+
+
+def _check_run_folder(root: Path, name: str) -> None:
+    """ConfigError unless ``root / name`` is a folder, or can be made as one, that this
+    process may write in, holding no file where the run writes a folder or vice versa."""
+    folder = root / name
+    field = lambda path: "run.name" if path == folder else "--runs-dir"  # noqa: E731
+    for path in reversed((folder, *folder.parents)):
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{field(path)}: {str(path)!r} is a file, where the run's "
+                              f"folder {str(folder)!r} must go")
+    nearest = next(p for p in (folder, *folder.parents) if p.exists())
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        raise ConfigError(f"{field(nearest)}: cannot write in {str(nearest)!r} (permission "
+                          f"denied), where the run's folder {str(folder)!r} must go")
+    for sub in RUN_FOLDERS:
+        if (folder / sub).exists() and not (folder / sub).is_dir():
+            raise ConfigError(f"run.name: {str(folder / sub)!r} is a file, where the run "
+                              f"writes a folder")
+    for sub in RUN_FILES:
+        if (folder / sub).is_dir():
+            raise ConfigError(f"run.name: {str(folder / sub)!r} is a folder, where the run "
+                              f"writes a file")
 
 
 def _check_machine(cfg: TrainConfig) -> None:
