@@ -3,6 +3,8 @@ config, and (slow) a short training run on a local Ray instance."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -212,6 +214,21 @@ def test_rllib_config_section_is_validated():
         load_config(None, base + ["imitation.games=10"])
     with pytest.raises(ConfigError, match="rllib.num_env_runner"):
         load_config(None, base + ["rllib.num_env_runner=1"])  # typo: unknown field
+    with pytest.raises(ConfigError, match=r"rllib.address: .*port up to 65535.*'host:99999'"):
+        load_config(None, base + ["rllib.address=host:99999"])
+    assert load_config(None, base + ["rllib.address=ray://h:65535"]).rllib.address
+
+
+def test_more_env_runners_than_cpus_is_refused_when_ray_takes_them_all(monkeypatch):
+    """rllib.num_cpus=0 (all): Ray would wait for good for the CPUs the runners need."""
+    from agents.trainers import preflight
+    monkeypatch.setattr(preflight.os, "cpu_count", lambda: 2)
+    base = ["run.trainer=rllib", "opponents.snapshots=0", "imitation.games=0",
+            "rllib.num_cpus=0"]
+    preflight.check_resources(load_config(None, base + ["rllib.num_env_runners=2"]), "runs")
+    with pytest.raises(ConfigError, match=r"rllib.num_env_runners: 3 env runners .*"
+                                          r"\(rllib.num_cpus = 0: all 2 of this machine\)"):
+        preflight.check_resources(load_config(None, base + ["rllib.num_env_runners=3"]), "runs")
 
 
 # -- slow: a local Ray instance -------------------------------------------------------------
@@ -296,6 +313,7 @@ def test_resume_continues_from_the_rllib_checkpoint(local_ray, tmp_path):
         train_from_config(load_config("configs/dice-2p-rllib.yaml", overrides), root=tmp_path,
                           progress=False)
     more = load_config("configs/dice-2p-rllib.yaml", overrides[:-2] + ["run.total_steps=3000"])
+    check_broken_rllib_checkpoints_are_refused(tmp_path / "rllib-test" / "checkpoints", more)
     train_from_config(more, root=tmp_path, resume=True, progress=False)
     second = torch.load(state, weights_only=False)
     assert second["step"] >= 3000
@@ -304,6 +322,27 @@ def test_resume_continues_from_the_rllib_checkpoint(local_ray, tmp_path):
     assert second["rllib_lifetime"] > first["rllib_lifetime"]
     data = torch.load(tmp_path / "rllib-test" / "final.pt", weights_only=False)
     assert data["metadata"]["trainer"] == "rllib"
+
+
+def check_broken_rllib_checkpoints_are_refused(ckpt, cfg):
+    """A missing or corrupt RLlib folder: a ResumeError naming it (each was a traceback);
+    the folder is whole again afterwards."""
+    from agents.trainers import train_from_config
+    from agents.trainers.run import ResumeError
+
+    (folder,) = ckpt.glob("rllib_*")
+    whole = folder.rename(ckpt / "whole")
+    with pytest.raises(ResumeError, match=rf"RLlib's checkpoint '.*{folder.name}', which .* "
+                                          r"names, is missing"):
+        train_from_config(cfg, root=ckpt.parents[1], resume=True, progress=False)
+    shutil.copytree(whole, folder)
+    for state in folder.rglob("module_state.pkl"):
+        state.write_bytes(state.read_bytes()[:100])
+    with pytest.raises(ResumeError, match=rf"RLlib's checkpoint '.*{folder.name}' does not "
+                                          r"restore"):
+        train_from_config(cfg, root=ckpt.parents[1], resume=True, progress=False)
+    shutil.rmtree(folder)
+    whole.rename(folder)
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ PLAYER_LIMITS = {name: (spec.min_players, spec.max_players) for name, spec in SP
 #: A run folder name: one plain folder, never a path, never hidden.
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: What ray.init takes as an address: "auto", "local", "[ray://]host:port".
-RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[^\s:/]+:[0-9]{1,5}")
+RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[^\s:/]+:(?P<port>[0-9]{1,5})")
 
 
 @dataclass
@@ -376,9 +376,10 @@ class TrainConfig:
 
     def _validate_rllib(self) -> None:
         r = self.rllib
-        if r.address and not RAY_ADDRESS.fullmatch(r.address):
+        match = RAY_ADDRESS.fullmatch(r.address)
+        if r.address and (not match or int(match["port"] or 1) > 65535):
             raise ConfigError(f'rllib.address: must be "", "auto", "local" or '
-                              f'"[ray://]host:port", got {_shown(r.address)}')
+                              f'"[ray://]host:port" (port up to 65535), got {_shown(r.address)}')
         per_learner = r.train_batch_size // max(1, r.num_learners)
         if r.minibatch_size > per_learner:
             raise ConfigError(f"rllib.minibatch_size: must not exceed the batch of each learner "

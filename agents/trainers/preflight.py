@@ -67,6 +67,12 @@ def _check_machine(cfg: TrainConfig) -> None:
                               "--device cpu or auto)")
     if cfg.run.trainer == "rllib" and importlib.util.find_spec("ray") is None:
         raise ConfigError('run.trainer: rllib needs Ray RLlib: pip install -e ".[rllib]"')
+    r, cpus = cfg.rllib, os.cpu_count() or 1
+    if cfg.run.trainer == "rllib" and not r.address and not r.num_cpus \
+            and r.num_env_runners > cpus:  # Ray would wait for the CPUs for good
+        raise ConfigError(f"rllib.num_env_runners: {r.num_env_runners} env runners take one "
+                          f"CPU each, more than the local Ray instance has (rllib.num_cpus = "
+                          f"0: all {cpus} of this machine)")
 
 
 def _check_agent_specs(cfg: TrainConfig) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..policy import PolicyNetwork
 from .config import ConfigError, TrainConfig
-from .run import Bookkeeping, Run, policy_shape
+from .run import Bookkeeping, ResumeError, Run, policy_shape
 
 #: Result keys (RLlib's metrics layout of the new API stack).
 _ENV_RUNNERS = "env_runners"
@@ -111,7 +111,11 @@ def init_ray(cfg: TrainConfig) -> None:
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
                                   configure_logging=False)
     if cfg.rllib.address:
-        ray.init(address=cfg.rllib.address, **kwargs)
+        try:
+            ray.init(address=cfg.rllib.address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:  # Ray's ways to say no
+            raise ConfigError(f"rllib.address: cannot join the Ray cluster at "
+                              f"{cfg.rllib.address!r}: {exc}") from exc
     else:
         ray.init(num_cpus=cfg.rllib.num_cpus or os.cpu_count(), **kwargs)
 
@@ -132,18 +136,22 @@ def export(algo: Any, cfg: TrainConfig) -> PolicyNetwork:
 
 
 def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = True) -> PolicyNetwork:
-    """Train with RLlib's PPO; checkpoints, logs and evaluations go to ``run``."""
+    """Train with RLlib's PPO; checkpoints, logs and evaluations go to ``run``.
+    :class:`ResumeError` names an RLlib checkpoint folder that is missing or does not
+    restore."""
+    # runs saved before states named their folder kept it in rllib/
+    folder = run.ckpt_dir / run.state.get("rllib_dir", "rllib") if resume else None
+    if folder is not None and not folder.is_dir():
+        raise ResumeError(f"--resume: RLlib's checkpoint {str(folder)!r}, which "
+                          f"{str(run.state_path)!r} names, is missing")
     init_ray(cfg)
     gpus = 1 if run.device.type == "cuda" else 0
     algo = build_config(cfg, num_gpus_per_learner=gpus).build_algo()
     try:
         step, lifetime = 0, 0
-        if resume:
-            state = run.state
-            # runs saved before states named their folder kept it in rllib/
-            folder = run.ckpt_dir / state.get("rllib_dir", "rllib")
-            algo.restore_from_path(str(folder.resolve()))
-            step, lifetime = int(state["step"]), int(state["rllib_lifetime"])
+        if folder is not None:
+            _restore(algo, folder)
+            step, lifetime = int(run.state["step"]), int(run.state["rllib_lifetime"])
         books = Bookkeeping(run, "rllib PPO", step, progress)
         while step < cfg.run.total_steps:
             run.between_updates()
@@ -165,6 +173,14 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         return save(algo, run, step, lifetime)
     finally:
         algo.stop()
+
+
+def _restore(algo: Any, folder: Any) -> None:
+    try:
+        algo.restore_from_path(str(folder.resolve()))
+    except Exception as exc:  # noqa: BLE001 - RLlib's many ways to fail on a broken folder
+        raise ResumeError(f"--resume: RLlib's checkpoint {str(folder)!r} does not restore: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def save(algo: Any, run: Run, step: int, lifetime: int) -> PolicyNetwork:
