@@ -456,17 +456,26 @@ def _parser() -> argparse.ArgumentParser:
                         "opponents; 1 = solo)")
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--start", type=int, default=0, help="seat of the first player")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=_seed, default=None,
                    help="seed for the dice/deck and the bots: replays the same game")
     return p
+
+
+def _seed(text: str) -> int:
+    if not text.strip().isdecimal():
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return int(text)
 
 
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
          print_fn: Callable[[str], None] = print) -> int:
     """Run the terminal game; returns the exit status (0 also when the person quits)."""
     args = _parser().parse_args(argv)
-    spec_text = args.opponents or "expert"
-    specs = [s for s in split_specs(spec_text) if s]
+    specs = ["expert"] if args.opponents is None else split_specs(args.opponents)
+    if "" in specs:
+        print_fn(f"error: --opponents {args.opponents!r}: bot {specs.index('') + 1} of "
+                 f"{len(specs)} is empty")
+        return 2
     if args.players == 1:
         if args.opponents:
             print_fn("error: solo play (--players 1) has no opponents")

@@ -156,6 +156,19 @@ def test_bad_command_lines():
     assert status == 2 and "one per other seat" in script.text
     status, script = run(["--seat", "5"], [])
     assert status == 2 and "seat" in script.text
+    for opponents, message in ((",", "bot 1 of 2 is empty"), ("expert,", "bot 2 of 2 is empty"),
+                               ("", "bot 1 of 1 is empty")):  # not solo, one bot or expert
+        status, script = run(["--opponents", opponents], [])
+        assert status == 2 and script.text == f"error: --opponents {opponents!r}: {message}"
+
+
+@pytest.mark.parametrize("seed", ["-1", "x", "1.5"])
+def test_a_bad_seed_is_named(seed, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--seed", seed])
+    assert exit_.value.code == 2
+    assert f"argument --seed: must be a non-negative integer, got {seed!r}" in \
+        capsys.readouterr().err
 
 
 # -- the words and the parser --------------------------------------------------------------------
