@@ -153,6 +153,9 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     (["table", "--root", "/no/such", "--doc", "/no/such/bench.md"],
      "argument --doc: '/no/such/bench.md' does not exist"),
     (["table", "--root", "/no/such", "--doc", "/"], "argument --doc: '/' is a directory"),
+    (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", "--steps", "64",
+      "--root", "/no/such/root"], "argument --steps: 64 learner steps are fewer than the ppo "
+                                  "baseline trains for on dice-solo-v0 (4,096: one update)"),
     (["table", "--root", "/no/such", "--doc", "", "--out", __file__], "is a file, not a folder"),
 ])
 def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys, monkeypatch):

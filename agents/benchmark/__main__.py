@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from tqdm import tqdm
 
 from ..console import command_exits, output_problem
-from .algorithms import ALGORITHMS, require_algorithm
+from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
 from .tasks import TASKS, get_task
 
@@ -131,6 +131,12 @@ def _run_one(job: tuple) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     for algorithm in args.algo:  # every library present before the first cell starts
         require_algorithm(algorithm)
+    for algorithm in args.algo:  # and every budget enough
+        for task in map(get_task, args.task):
+            try:
+                check_steps(algorithm, task, args.steps or task.budget.steps(args.budget))
+            except ValueError as exc:
+                raise ValueError(f"argument --steps: {exc}") from None
     jobs = [(t, a, s, args.budget, args.steps, args.root, args.threads,
              not args.no_progress and args.jobs == 1)
             for t in args.task for a in args.algo for s in args.seed]

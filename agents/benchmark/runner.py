@@ -41,7 +41,7 @@ from tqdm import tqdm
 from qwinto_env.fileio import atomic_write_text
 
 from . import protocol
-from .algorithms import Progress, require_algorithm
+from .algorithms import Progress, check_steps, require_algorithm
 from .tasks import Task, get_task
 
 __all__ = ["run_cell", "cell_dir", "read_results", "CURVE_POINTS"]
@@ -93,6 +93,7 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
     if steps is not None:
         budget = "custom"
     steps = task.budget.steps(budget) if steps is None else int(steps)
+    check_steps(algorithm, task, steps)
     out = cell_dir(root, task_id, algorithm, budget, seed)
     done = out / "result.json"
     if done.is_file():

@@ -9,6 +9,8 @@ Every module named in :data:`ALGORITHMS` defines
 * ``NEEDS`` (only where the base install lacks its library): ``(module, extra)``, the
   module it imports when it trains and the pip extra that installs it
   (:func:`require_algorithm` checks it before a cell starts);
+* ``min_steps(task) -> int`` (only where a run needs more than one step): the fewest
+  learner steps it trains for (:func:`check_steps` refuses fewer before a cell starts);
 * ``train(task, seed, steps, workdir, progress) -> Agent``: train on ``task``
   (:class:`agents.benchmark.tasks.Task`) for ``steps`` learner steps from ``seed``,
   writing what it needs under ``workdir`` (a fresh folder), and return the trained agent
@@ -29,7 +31,7 @@ from typing import Any, Callable
 
 from ..extras import require
 
-__all__ = ["ALGORITHMS", "get_algorithm", "require_algorithm", "Progress"]
+__all__ = ["ALGORITHMS", "get_algorithm", "require_algorithm", "check_steps", "Progress"]
 
 #: name -> module (imported when the algorithm is used: each pulls its own library)
 ALGORITHMS: dict[str, str] = {
@@ -55,6 +57,15 @@ def require_algorithm(name: str) -> ModuleType:
     if hasattr(module, "NEEDS"):
         require(*module.NEEDS, what=f"algorithm {name}")
     return module
+
+
+def check_steps(name: str, task: Any, steps: int) -> None:
+    """ValueError unless algorithm ``name`` can train on ``task`` for ``steps`` steps."""
+    module = get_algorithm(name)
+    fewest = module.min_steps(task) if hasattr(module, "min_steps") else 1
+    if steps < fewest:
+        raise ValueError(f"{steps:,} learner steps are fewer than the {name} baseline trains "
+                         f"for on {task.id} ({fewest:,}: one update)")
 
 
 class Progress:

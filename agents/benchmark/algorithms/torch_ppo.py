@@ -49,6 +49,12 @@ def config(task, seed: int, steps: int):
         "eval.every=0"])
 
 
+def min_steps(task) -> int:
+    """One PPO update: a rollout of every game the trainer plays side by side."""
+    cfg = config(task, 0, 10 ** 9)
+    return cfg.ppo.rollout_steps * cfg.env.num_games
+
+
 def train(task, seed: int, steps: int, workdir: Path, progress: Progress) -> Agent:
     cfg = config(task, seed, steps)
     run = Run(cfg, root=workdir)
