@@ -61,7 +61,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from .batched import BATCHED_GAMES, get_backend, pack_masks, uniform_legal
+from .batched import BATCHED_GAMES, Backend, get_backend, pack_masks, uniform_legal
 
 Opponent = Callable[[Any, Any], Any]
 _NO_ACTIONS = object()  # QwintoVecEnv's pending actions before step_async (None is an argument)
@@ -103,6 +103,14 @@ class _SeatMap:
             raise ValueError(f"opponents must be one callable or a list of {len(others)} "
                              f"callables (one per seat other than the learner's), got "
                              f"{opponents!r}")
+        for k, opponent in enumerate(opponents):
+            theirs = getattr(opponent, "backend", None)  # a RandomOpponent's, say
+            if isinstance(theirs, Backend) and (theirs.name, str(theirs.device)) != \
+                    (self.backend.name, str(self.backend.device)):
+                raise ValueError(f"opponents[{k}] draws {theirs.name} arrays on "
+                                 f"{theirs.device}, the env steps {self.backend.name} on "
+                                 f"{self.backend.device}: build it with backend="
+                                 f"{self.backend.name!r}, device={str(self.backend.device)!r}")
         self.learner_seat = int(learner_seat)
         self.opponents = list(zip(others, opponents))
         self.num_envs = engine.num_games

@@ -92,6 +92,12 @@ def test_random_opponents_and_bad_config():
         QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent()])
     with pytest.raises(ValueError, match="learner_seat"):
         QwintoVecEnv(8, num_players=3, opponents=RandomOpponent(), learner_seat=3)
+    with pytest.raises(ValueError, match=r"opponents\[0\] draws numpy arrays on cpu, the env "
+                                         r"steps torch on cpu: build it with backend='torch'"):
+        TorchVectorEnv(4, opponents=RandomOpponent(seed=0), learner_seat=0)  # the README's
+    with pytest.raises(ValueError, match=r"opponents\[1\] draws torch arrays"):
+        QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent(),
+                                                  RandomOpponent(backend="torch")])
     venv.reset()
     bad = np.full(8, 35)  # keep is not legal in the choose phase
     with pytest.raises(IllegalActionError):
