@@ -18,7 +18,9 @@ the neural policy) override it so that they serve as opponents inside batched en
 without a Python loop per game. ``supports_batch`` says which. Those also take torch
 tensors (observations and masks on any device, masks int8 or bool) and answer a tensor
 on that device without waiting for it (no host sync); torch input is trusted, so an
-empty mask row raises :class:`IllegalMaskError` on numpy input only.
+empty mask row raises :class:`IllegalMaskError` on numpy input only. Inputs of another
+shape than the agent's game and player count take (:meth:`Agent.check_inputs`) raise
+:class:`InputShapeError`, on either kind of input (only shapes are read).
 
 Contract (checked by the tests over many random games): an agent never returns an
 action outside the mask; it may keep state between calls but must forget it on
@@ -35,15 +37,21 @@ from typing import Any
 import numpy as np
 
 from qwinto_env.batched.backend import backend_of
+from qwinto_env.spec import SPECS
 
 from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
 
-__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "AgentSpecError", "legal_batch",
+__all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "InputShapeError", "AgentSpecError",
+           "legal_batch",
            "legal_rows", "check_integer", "check_number", "check_flag"]
 
 
 class IllegalMaskError(ValueError):
     """An action mask with no legal action (the environments never produce one)."""
+
+
+class InputShapeError(ValueError):
+    """Observations or masks of another shape than the agent's game and player count."""
 
 
 class AgentSpecError(ValueError):
@@ -112,7 +120,23 @@ class Agent(abc.ABC):
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Legal actions ``(B,)`` for observations ``(B, obs)`` and masks ``(B, A)``."""
+        self.check_inputs(observations, masks)
         return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
+
+    def check_inputs(self, observations: Any, masks: Any, batch: bool = True) -> None:
+        """:class:`InputShapeError` unless ``observations`` and ``masks`` have the shapes
+        of this agent's game and player count: ``(B, obs)`` and ``(B, A)``, or without
+        ``batch`` ``(obs,)`` and ``(A,)``. Reads shapes only (a tensor costs no sync)."""
+        spec = SPECS[self.game]
+        size, actions = spec.observation_size(self.num_players), spec.num_actions
+        got = tuple(np.shape(observations)), tuple(np.shape(masks))
+        rows = got[0][:1] if batch else ()
+        if got != (rows + (size,), rows + (actions,)):
+            shape = "(B, {}) and (B, {})" if batch else "({},) and ({},)"
+            raise InputShapeError(
+                f"{self.name} plays the {spec.title} with {self.num_players} players: its "
+                f"observations and masks are {shape.format(size, actions)}, got {got[0]} "
+                f"and {got[1]}")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(game={self.game!r}, num_players={self.num_players})"
@@ -124,6 +148,7 @@ class DecodingAgent(Agent):
     :meth:`act_dice` or :meth:`act_cards`."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.check_inputs(observation, action_mask, batch=False)
         legal = legal_indices(action_mask)
         if legal.size == 1:
             return int(legal[0])
@@ -137,6 +162,7 @@ class DecodingAgent(Agent):
         with one legal action playing it."""
         if not self.supports_batch:
             return super().act_batch(observations, masks)
+        self.check_inputs(observations, masks)
         legal, only = legal_batch(masks)
         B = backend_of(legal)
         if not legal.shape[0]:  # a pool's opponent with no seats (decoding needs rows)

@@ -348,8 +348,10 @@ class LookaheadAgent(Agent):
         return scores
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.check_inputs(observations, masks)
         scores = self.action_scores(observations, masks)
         return scores.argmax(dim=1).numpy().astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.check_inputs(observation, action_mask, batch=False)
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])

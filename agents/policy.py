@@ -136,6 +136,7 @@ class PolicyAgent(Agent):
 
     @torch.no_grad()
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.check_inputs(observations, masks)
         masks = np.asarray(masks)
         if not (masks > 0).any(axis=1).all():
             raise IllegalMaskError("an action mask of the batch has no legal action")
@@ -148,6 +149,7 @@ class PolicyAgent(Agent):
         return torch.multinomial(probs, 1, generator=self._gen).squeeze(1).numpy().astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.check_inputs(observation, action_mask, batch=False)
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
 

@@ -67,12 +67,14 @@ class RandomAgent(Agent):
             self._generators = {}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.check_inputs(observation, action_mask, batch=False)
         return int(self.rng.choice(legal_indices(action_mask)))
 
     def act_batch(self, observations: Any, masks: Any) -> Any:
         """Uniform legal actions; torch masks get a tensor drawn on their device by a torch
         generator that the agent's ``rng`` seeds the first time the device is used after
         a (seeded) reset, so numpy batches draw as if torch were never used."""
+        self.check_inputs(observations, masks)
         B = backend_of(masks)
         masks = legal_rows(masks)
         if B.name != "numpy" and B not in self._generators:

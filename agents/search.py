@@ -206,10 +206,12 @@ class SearchAgent(Agent):
 
     # -- deciding --------------------------------------------------------------------
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.check_inputs(observation, action_mask, batch=False)
         return int(self.act_batch(np.asarray(observation)[None],
                                   np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.check_inputs(observations, masks)
         return self.search_batch(observations, masks).actions
 
     @torch.no_grad()

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import load
-from agents.base import Agent, IllegalMaskError
+from agents.base import Agent, IllegalMaskError, InputShapeError
 from agents.expert import ExpertAgent, ExpertParams
 from agents.scripted import GreedyAgent, RandomAgent
 from qwinto_env import rules
@@ -97,6 +97,29 @@ def test_empty_mask_is_an_error():
             agent.act(np.zeros(89, dtype=np.float32), np.zeros(37, dtype=np.int8))
     with pytest.raises(IllegalMaskError):
         RandomAgent().act_batch(np.zeros((2, 89)), np.zeros((2, 37), dtype=np.int8))
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "pretrained:dice-2p",
+                                  "lookahead:pretrained:dice-2p",
+                                  "search[samples=2]:pretrained:dice-2p"])
+def test_inputs_of_another_shape_are_refused_naming_the_shapes(spec):
+    """A card mask, a cut mask, another player count's observation, batches of unequal
+    length: an InputShapeError with the shapes the agent takes (they were IndexErrors,
+    torch's 'mat1 and mat2 shapes', 'no legal action', or a random pick from the wrong
+    mask), for one decision and for a batch."""
+    agent = load(spec, game="dice", num_players=2)
+    obs, mask = np.zeros(89, dtype=np.float32), np.ones(37, dtype=np.int8)
+    for o, m in ((obs, np.ones(88, dtype=np.int8)), (obs, mask[:10]), (np.zeros(107), mask)):
+        with pytest.raises(InputShapeError, match=r"plays the dice game with 2 players: its "
+                                                  r"observations and masks are \(89,\) and "
+                                                  r"\(37,\), got "):
+            agent.act(o, m)
+        with pytest.raises(InputShapeError, match=r"are \(B, 89\) and \(B, 37\)"):
+            agent.act_batch(o[None], m[None])
+    with pytest.raises(InputShapeError, match=r"got \(3, 89\) and \(2, 37\)"):
+        agent.act_batch(np.zeros((3, 89), dtype=np.float32), np.ones((2, 37), dtype=np.int8))
+    with pytest.raises(InputShapeError):
+        agent.act_batch(obs, mask)  # one decision given as a batch
 
 
 def entry_observation(cells_me, value, subset, active_me, phase=ENTRY):
