@@ -228,10 +228,16 @@ def _archive_problem(raw: bytes) -> str | None:
         return "is corrupt or not a torch file (not a zip archive)"
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-            damaged = archive.testzip()
+            damaged, names = archive.testzip(), set(archive.namelist())
     except Exception as exc:  # zipfile raises many types for a damaged archive
         return f"is corrupt (a damaged zip archive: {_brief(exc)})"
-    return None if damaged is None else f"is corrupt: its member {damaged!r} fails its CRC-32"
+    if damaged is not None:
+        return f"is corrupt: its member {damaged!r} fails its CRC-32"
+    if {"data", "policy.pth"} <= names:  # what SB3's model.save writes
+        return ("is a Stable-Baselines3 model (model.save), not a checkpoint of this "
+                "project: load it with its class (MaskablePPO.load) inside an agent of "
+                "yours, e.g. for `benchmark rate --agent module:Class`")
+    return None
 
 
 def _brief(exc: Exception) -> str:

@@ -207,6 +207,21 @@ def test_files_that_are_not_torch_archives(tmp_path, content, message):
     assert str(path) in str(info.value)
 
 
+def test_an_sb3_model_is_named_as_one(tmp_path):
+    """What `benchmark run --algo maskable-ppo` and SB3's model.save write: a zip that is no
+    checkpoint of this project, said so instead of 'corrupt or not a torch file'."""
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    import qwinto_env  # noqa: F401 - registers Qwinto-v0
+
+    model = MaskablePPO("MultiInputPolicy", gymnasium.make("Qwinto-v0"), n_steps=64)
+    model.save(tmp_path / "model.zip")
+    with pytest.raises(CheckpointError, match="is a Stable-Baselines3 model .model.save., not "
+                                              "a checkpoint of this project"):
+        load(str(tmp_path / "model.zip"))
+
+
 def test_archive_holding_an_object_torch_will_not_unpickle(tmp_path):
     path = tmp_path / "foreign.pt"
     torch.save({"format": "qwinto-policy", "note": fractions.Fraction(1, 3)}, path)
