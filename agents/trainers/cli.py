@@ -25,7 +25,7 @@ examples:
   {prog} run.init_from=pretrained:dice-2p imitation.games=0   # start from a checkpoint
   {prog} --help-config                     # every config field: type, default, range, doc
 
-The run goes to runs/<run.name>/ (config, checkpoints that agents.load accepts,
+The run goes to runs/<run.name>/ (config, policy checkpoints that agents.load accepts,
 TensorBoard logs, the final evaluation table).
 
 shipped configs: {configs}"""
