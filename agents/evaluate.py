@@ -76,6 +76,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from qwinto_env import rules
+from qwinto_env.batched.backend import SEED_LIMIT
 from qwinto_env.fileio import atomic_write, atomic_write_json, atomic_write_text
 from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
@@ -369,6 +370,8 @@ def _check_settings(game: Any, num_players: Any, games: Any, seed: Any, workers:
         if not (_is_int(value) and value >= least):
             kind = "a positive" if least else "a non-negative"
             raise EvaluationError(f"must be {kind} integer, got {value!r}", argument)
+    if seed >= SEED_LIMIT:  # the engines' generators take 64 bits
+        raise EvaluationError(f"must be an integer in 0..2**64-1, got {seed!r}", "seed")
 
 
 def _seat_entries(agents: Any, game: str, num_players: int,

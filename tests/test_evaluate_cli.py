@@ -88,6 +88,7 @@ BAD_COMMAND_LINES = [
     (["--round-robin", "--agents", "random,greedy,"], "--agents"),
     (["--round-robin", "--agents", "random,greedy,expert", "--games", "0"], "--games"),
     (["--round-robin", "--agents", "random,greedy,expert", "--players", "1"], "--players"),
+    (["--seed", str(2 ** 64)], "--seed"),
     (["--round-robin", "--agents", "random,greedy,expert", "--workers", "0"], "--workers"),
     (["--json", "{tmp}/out", "--csv", "{tmp}/./out"], "--csv"),
     (["--csv", "{tmp}/out.png", "--plot", "{tmp}/out.png"], "--plot"),
