@@ -84,7 +84,7 @@ from qwinto_env.parallel import GAMES
 from .base import Agent
 from .console import command_exits, output_problem, warnings_as_lines
 from .load import PLAYER_COUNTS, load
-from .processes import bar_progress, count_finished, in_processes
+from .processes import bar_progress, count_finished, in_processes, shared
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
            "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
@@ -335,14 +335,14 @@ def _worker_agents(specs: Sequence[str], game_name: str, num_players: int) -> li
     return [load(s, game=game_name, num_players=num_players) for s in specs]
 
 
-def _worker(args: tuple) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, game_ids, seat_of, game_seeds, agent_seeds = args
+def _worker(game_ids: range) -> dict[str, np.ndarray]:
+    specs, game_name, num_players, seat_of, game_seeds, agent_seeds = shared()
     return _play_games(_worker_agents(specs, game_name, num_players), game_name, num_players,
                        game_ids, seat_of, game_seeds, agent_seeds, count_finished)
 
 
-def _batched_worker(args: tuple) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, seat_of, seed, agent_seeds, starts, batch_games = args
+def _batched_worker(starts: list[int]) -> dict[str, np.ndarray]:
+    specs, game_name, num_players, seat_of, seed, agent_seeds, batch_games = shared()
     return BATCHED_RUNNERS[game_name](_worker_agents(specs, game_name, num_players),
                                       num_players, seat_of, seed, agent_seeds, count_finished,
                                       starts=starts, batch_games=batch_games)
@@ -471,22 +471,23 @@ def play(agents: Sequence[str | os.PathLike | Agent], game: str = "dice", num_pl
                           f"({BATCH_GAMES} games each), so {len(starts)} of the {workers} "
                           "workers play (the single engine shares out single games)",
                           stacklevel=2)
-        jobs = [(specs, game, num_players, seat_of, seed, agent_seeds, starts[i::workers],
-                 BATCH_GAMES) for i in range(min(workers, len(starts)))]
+        jobs = [starts[i::workers] for i in range(min(workers, len(starts)))]
         out = _in_processes(_batched_worker, jobs, [sum(min(BATCH_GAMES, games - s)
-                                                        for s in job[-2]) for job in jobs],
+                                                        for s in job) for job in jobs],
                             workers, f"{game} {num_players}p batched", progress,
-                            functools.partial(np.sum, axis=0))
+                            functools.partial(np.sum, axis=0),
+                            (specs, game, num_players, seat_of, seed, agent_seeds, BATCH_GAMES))
     elif workers == 1:
         with tqdm(total=games, desc=f"{game} {num_players}p", unit="game",
                   disable=not progress, file=sys.stderr) as bar:
             out = _play_games(objs, game, num_players, range(games), seat_of, game_seeds,
                               agent_seeds, bar_progress(bar))
     else:
-        chunks = [list(c) for c in np.array_split(np.arange(games), min(games, workers * 8))]
-        jobs = [(specs, game, num_players, c, seat_of, game_seeds, agent_seeds) for c in chunks]
-        out = _in_processes(_worker, jobs, [len(c) for c in chunks], workers,
-                            f"{game} {num_players}p", progress, np.concatenate)
+        bounds = np.linspace(0, games, min(games, workers * 8) + 1).astype(int)
+        jobs = [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        out = _in_processes(_worker, jobs, [len(c) for c in jobs], workers,
+                            f"{game} {num_players}p", progress, np.concatenate,
+                            (specs, game, num_players, seat_of, game_seeds, agent_seeds))
     seconds = time.perf_counter() - start
     res = Results(names, game, num_players, seed, seconds=seconds, seat=seat_of,
                   **{k: out[k] for k in STATS})
@@ -529,12 +530,14 @@ def round_robin(agents: Sequence[str | os.PathLike | Agent], game: str = "dice",
     return rr
 
 
-def _in_processes(worker: Callable[[tuple], dict[str, np.ndarray]], jobs: list[tuple],
+def _in_processes(worker: Callable[[Any], dict[str, np.ndarray]], jobs: list[Any],
                   sizes: list[int], workers: int, desc: str, progress: bool,
-                  join: Callable[[list[np.ndarray]], np.ndarray]) -> dict[str, np.ndarray]:
+                  join: Callable[[list[np.ndarray]], np.ndarray],
+                  common: tuple) -> dict[str, np.ndarray]:
     """``worker`` on each job in ``workers`` processes (``sizes``: games per job, for the
-    progress bar); the parts' arrays joined by ``join`` (concatenated, or summed)."""
-    parts = in_processes(worker, jobs, workers, sum(sizes), desc, progress)
+    progress bar; ``common``: what every job reads, given to each worker once); the parts'
+    arrays joined by ``join`` (concatenated, or summed)."""
+    parts = in_processes(worker, jobs, workers, sum(sizes), desc, progress, common)
     return {k: join([p[k] for p in parts]) for k in STATS}
 
 

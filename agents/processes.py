@@ -14,37 +14,52 @@ this process; in a worker, :func:`count_finished` is.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import signal
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from tqdm import tqdm
 
-__all__ = ["in_processes", "count_finished", "bar_progress"]
+__all__ = ["in_processes", "shared", "count_finished", "bar_progress"]
 
-# in a worker: the parent's counts of finished games and of decisions made
+# in a worker: the parent's counts of finished games and of decisions made, and what
+# in_processes shares with every job
 _finished: Any = None
 _decided: Any = None
+_shared: Any = None
 
 
 def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: int,
-                 total: int, desc: str, progress: bool) -> list[Any]:
+                 total: int, desc: str, progress: bool, shared: Any = None) -> list[Any]:
     """``worker(job)`` for every job in ``processes`` spawned processes (one torch thread
     each; no more processes than jobs); the results in the order of ``jobs``. ``total``:
-    the games the jobs play. Ctrl-C reaches this process alone, which stops the workers."""
+    the games the jobs play. ``shared`` goes to each worker once, where :func:`shared`
+    returns it: what every job needs (seeds of all games, say) belongs there, the jobs
+    themselves should stay small (the pool feeds them through a pipe, and a feeder
+    blocked on a full one keeps Ctrl-C's terminate() waiting for good). Ctrl-C reaches
+    this process alone, which stops the workers."""
     context = multiprocessing.get_context("spawn")
     finished, decided = context.Value("q", 0), context.Value("q", 0)
-    with context.Pool(min(processes, len(jobs)), initializer=_start_worker,
-                      initargs=(finished, decided)) as pool, \
-            tqdm(total=total, desc=desc, unit="game", disable=not progress,
-                 file=sys.stderr) as bar:
+    with contextlib.ExitStack() as stack:
+        with _sigint_blocked():  # the workers inherit it: see _sigint_blocked
+            pool = stack.enter_context(context.Pool(
+                min(processes, len(jobs)), initializer=_start_worker,
+                initargs=(finished, decided, shared)))
+        bar = stack.enter_context(tqdm(total=total, desc=desc, unit="game",
+                                       disable=not progress, file=sys.stderr))
         pending = pool.map_async(worker, jobs)
         while not pending.ready():
             pending.wait(0.5)
             _show_decisions(bar, decided.value)
             bar.update(finished.value - bar.n)
         return pending.get()
+
+
+def shared() -> Any:
+    """In a worker of :func:`in_processes`: the ``shared`` object it was given."""
+    return _shared
 
 
 def count_finished(games: int, decisions: int) -> None:
@@ -74,14 +89,29 @@ def _show_decisions(bar: tqdm, decisions: int) -> None:
         bar.set_postfix_str(f"{decisions:,} decisions", refresh=False)
 
 
-def _start_worker(finished: Any, decided: Any) -> None:
+def _start_worker(finished: Any, decided: Any, common: Any) -> None:
     # One torch thread per worker: several workers each running torch's default thread
     # count oversubscribe the cores, and torch's threads then mostly wait on each other.
     import torch
 
-    global _finished, _decided
-    _finished, _decided = finished, decided
+    global _finished, _decided, _shared
+    _finished, _decided, _shared = finished, decided, common
     torch.set_num_threads(1)
-    # Ctrl-C goes to the whole process group: each worker would print its own traceback;
-    # the parent's KeyboardInterrupt leaves the pool's block, which terminates them.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Ctrl-C held back within the block, and delivered (a KeyboardInterrupt) after it.
+
+    Ctrl-C reaches the whole process group. Workers started within the block inherit the
+    blocked signal (a signal mask survives fork and exec) and keep it for life, so none
+    dies of it while starting up, which would leave the pool waiting for good; this
+    process's KeyboardInterrupt leaves the pool's block, which terminates them."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: nothing to hold back
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

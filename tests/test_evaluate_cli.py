@@ -271,15 +271,19 @@ def test_no_more_worker_processes_than_jobs(monkeypatch):
     assert sizes == [3, 1]
 
 
-def test_ctrl_c_stops_the_workers_without_a_traceback():
+@pytest.mark.parametrize("moment", [rb"\| *0/1000000", rb"\| *[1-9][0-9]*/1000000"],
+                         ids=["workers starting", "workers playing"])
+def test_ctrl_c_stops_the_workers_without_a_traceback(moment):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a tournament in
-    worker processes: one line, status 130, no worker left behind."""
+    worker processes, while they start up or play: one line, status 130, no worker left
+    behind (a worker that died starting up, or a pool feeding it large jobs, left the
+    pool's terminate() waiting for good)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "agents.evaluate", "--agents", "expert,greedy", "--games",
          "1000000", "--workers", "2", "--engine", "single"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     err = b""
-    while not re.search(rb"\| *[1-9][0-9]*/1000000", err):  # the workers play
+    while not re.search(moment, err):
         chunk = proc.stderr.read1(4096)
         assert chunk, err.decode()
         err += chunk
