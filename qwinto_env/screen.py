@@ -89,7 +89,9 @@ def play_words(hand: Sequence[int], tops: Sequence[int], action: int, full: bool
     placed = (", then " if full else ", ").join(
         f"{cards.card_name(hand[s])} {w}" for s, w in zip(slots, where))
     counted = cards.PLAY_COUNTED[action - cards.SINGLE_FIRST]
-    pool = [*hand, *tops]
+    # PLAY_COUNTED numbers the hand's slots, then the tops: a hand the empty pile left
+    # short (empty_pile "end" or "no_draw") keeps the tops at their places
+    pool = [*hand, *[-1] * (cards.HAND_SIZE - len(hand)), *tops]
     total = " + ".join(str(cards.CARD_VALUE[pool[i]]) for i in counted).replace("+ -", "- ")
     nobody = "nobody can write" if full else "nobody"
     writable = colour_words(colours) if value >= rules.MIN_VALUE and colours else nobody

@@ -1,6 +1,7 @@
 """The terminal game (python -m qwinto_env.play): plain words, input handling, bots,
 seeding, the final table; driven through injected I/O and through a piped subprocess."""
 
+import re
 import subprocess
 import sys
 
@@ -226,6 +227,30 @@ def test_describe_card_plays():
     assert len(double) == 16  # two orderings of the pair, eight adjacent stack pairs
     assert ("play orange 4 onto the top-left stack, then yellow 4 onto the top-right stack: "
             "4 + 4 + 6 = 14, orange+yellow+purple") in double
+
+
+@pytest.mark.parametrize("empty_pile", ["end", "no_draw", "reshuffle"])
+def test_every_card_play_is_worded_with_the_cards_it_counts(empty_pile):
+    """Random games to the end, where the pile runs out and hands go short: at every play
+    of the active seat, each legal play's words add up the cards the rules count (a
+    short hand gave other cards' values, or an IndexError)."""
+    rng = np.random.default_rng(3)
+    worded = 0
+    for seed in range(6):
+        game = CardGame(num_players=3, empty_pile=empty_pile)
+        game.reset(seed=seed)
+        while not game.done:
+            seat = game.active
+            for action in game.legal_actions(seat):
+                if action < cards.SINGLE_FIRST:
+                    continue
+                words = describe_action(game, seat, action)
+                terms, value = re.search(r": (.*) = (-?\d+),", words).groups()
+                announced, _ = cards.play_result(game.hands[seat], game.tops(), action)
+                assert eval(terms) == int(value) == announced, words
+                worded += len(game.hands[seat]) < cards.HAND_SIZE
+            game.step([int(rng.choice(game.legal_actions(s))) for s in range(3)])
+    assert worded or empty_pile != "no_draw"  # there, short hands are met
 
 
 def test_terminal_game_accepts_agent_objects():
