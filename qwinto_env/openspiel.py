@@ -50,6 +50,7 @@ Search algorithms that take the state itself (MCTS) see all of it, hands and pil
 
 from __future__ import annotations
 
+import math
 import itertools
 from fractions import Fraction
 from typing import Any
@@ -68,7 +69,7 @@ from .game import Game
 from .play import describe_action
 from .spec import cards as cards_spec
 from .spec import dice as dice_spec
-from .spec.base import REWARDS, check_reward, step_rewards
+from .spec.base import check_reward, step_rewards
 
 __all__ = ["GAME_NAMES", "register", "load", "QwintoGame", "QwintoState", "dice_sum_outcomes"]
 
@@ -258,7 +259,36 @@ class QwintoState(pyspiel.State):
         return self._player == _TERMINAL
 
     def _legal_actions(self, player: int) -> list[int]:
-        return self.engine().legal_actions(player)
+        """``player``'s legal actions; with no player at a simultaneous node (OpenSpiel
+        asks for the current one, -2), the flat joint actions, as OpenSpiel's own
+        simultaneous games give them."""
+        if player == _SIMULTANEOUS:
+            return list(range(math.prod(map(len, self._each_legal()))))
+        return self.engine().legal_actions(self._check_player(player))
+
+    def _each_legal(self) -> list[list[int]]:
+        return [self.engine().legal_actions(p) for p in range(self.num_players())]
+
+    def _check_player(self, player: int) -> int:
+        if not 0 <= player < self.num_players():
+            raise ValueError(f"player must be a seat in 0..{self.num_players() - 1}, "
+                             f"got {player}")
+        return player
+
+    def _joint(self, flat: int) -> list[int]:
+        """The joint action of flat joint action ``flat`` (OpenSpiel's order: player 0's
+        choice varies fastest); ValueError unless it is one of :meth:`_legal_actions`."""
+        each = self._each_legal()
+        if not 0 <= flat < math.prod(map(len, each)):
+            count = math.prod(map(len, each))
+            raise ValueError(f"flat joint action {flat} is not one of this simultaneous "
+                             f"node's (0..{count - 1}); apply_actions takes one action per "
+                             f"player")
+        actions = []
+        for legal in each:
+            flat, pick = divmod(flat, len(legal))
+            actions.append(legal[pick])
+        return actions
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self._game_name == "dice" and not self._setting_up():
@@ -279,7 +309,17 @@ class QwintoState(pyspiel.State):
         return sorted(set(engine.covered_cards()) - set(self._draws))
 
     def _apply_action(self, action: int) -> None:
-        """A chance outcome (the only kind of node that is not simultaneous)."""
+        """A chance outcome, or a flat joint action at a simultaneous node; ValueError,
+        the state unchanged, for one the node does not offer."""
+        if self._player == _SIMULTANEOUS:
+            self._apply_actions(self._joint(action))
+            return
+        if self._player == _TERMINAL:
+            raise ValueError("the game is over: it takes no action")
+        outcomes = [o for o, _ in self.chance_outcomes()]
+        if action not in outcomes:
+            raise ValueError(f"chance outcome {action} is none of this chance node's: "
+                             f"{outcomes}")
         if self._start is None:
             self._start = action
         elif self._setting_up():
@@ -359,7 +399,10 @@ class QwintoState(pyspiel.State):
             if self._game_name == "dice":
                 return f"roll {action}"
             return f"draw {cards_spec.card_name(action)}"
-        if self._setting_up() or action not in self.engine().legal_actions(player):
+        if player == _SIMULTANEOUS and not self._setting_up():
+            return ", ".join(self._action_to_string(p, a)
+                             for p, a in enumerate(self._joint(action)))
+        if self._setting_up() or action not in self._legal_actions(player):
             return f"action {action}"
         return f"{action}: {describe_action(self.engine(), player, action)}"
 

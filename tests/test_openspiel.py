@@ -195,6 +195,63 @@ def test_clone_and_serialize_keep_the_state():
     assert str(clone) != str(state)
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_flat_joint_actions_as_openspiel_games_give_them(game):
+    """At a simultaneous node legal_actions() with no player gives the flat joint actions
+    (player 0's choice varying fastest, as in OpenSpiel's C++ games), and apply_action of
+    one plays the same as apply_actions of its joint action; a random game played by flat
+    actions ends where the joint one does."""
+    loaded = openspiel.load(game, num_players=3)
+    rng = random.Random(4)
+    flat_state, joint_state = loaded.new_initial_state(), loaded.new_initial_state()
+    while not flat_state.is_terminal():
+        if flat_state.is_chance_node():
+            outcome = rng.choice([a for a, _ in flat_state.chance_outcomes()])
+            flat_state.apply_action(outcome)
+            joint_state.apply_action(outcome)
+            continue
+        each = [flat_state.legal_actions(p) for p in range(3)]
+        flat = rng.choice(flat_state.legal_actions())
+        assert flat_state.legal_actions() == list(range(int(np.prod(list(map(len, each))))))
+        joint = [each[0][flat % len(each[0])],
+                 each[1][flat // len(each[0]) % len(each[1])],
+                 each[2][flat // (len(each[0]) * len(each[1]))]]
+        assert flat_state.action_to_string(-2, flat) == ", ".join(
+            flat_state.action_to_string(p, a) for p, a in enumerate(joint))
+        flat_state.apply_action(flat)
+        joint_state.apply_actions(joint)
+        assert str(flat_state) == str(joint_state)
+    assert flat_state.returns() == joint_state.returns()
+
+
+def test_actions_a_node_does_not_offer_are_refused_and_change_nothing():
+    """A chance outcome not among chance_outcomes() (it was taken: the history said 10
+    where the engine rolled 6), a flat joint action out of range, a seat that is not one."""
+    state = openspiel.load("dice", num_players=3).new_initial_state()
+    with pytest.raises(ValueError, match=r"player must be a seat in 0..2, got 5"):
+        state.legal_actions(5)
+    with pytest.raises(ValueError, match=r"flat joint action 7 is not one of this "
+                                         r"simultaneous node's \(0..6\)"):
+        state.apply_action(7)
+    state.apply_actions([28, 27, 27])  # roll one die: outcomes 1..6
+    before = str(state), state.history()
+    for outcome in (0, 7, 10, 100):
+        with pytest.raises(ValueError, match=rf"chance outcome {outcome} is none of this "
+                                             r"chance node's: \[1, 2, 3, 4, 5, 6\]"):
+            state.apply_action(outcome)
+        assert (str(state), state.history()) == before
+    cards = openspiel.load("cards", num_players=2).new_initial_state()
+    cards.apply_action(0)  # the first card dealt
+    with pytest.raises(ValueError, match="chance outcome 0 is none of"):
+        cards.apply_action(0)  # dealt twice
+    with pytest.raises(ValueError, match="chance outcome 40 is none of"):
+        cards.apply_action(40)
+    random_start = openspiel.load("dice", num_players=2, random_start=True).new_initial_state()
+    with pytest.raises(ValueError, match=r"chance outcome 5 is none of this chance node's: "
+                                         r"\[0, 1\]"):
+        random_start.apply_action(5)
+
+
 # -- OpenSpiel's MCTS ----------------------------------------------------------------------
 @pytest.mark.parametrize("game", GAMES)
 def test_mcts_example_runs(game):
