@@ -138,6 +138,13 @@ def dice_position(n: int = 2):
     (lambda a: a.update(phase=ENTRY, subset=[0, 3], value=[7, 5]), "subset must be rolled"),
     (lambda a: a["cells"].__setitem__((0, 0, slice(0, 18)), np.arange(1, 19)),
      "2 complete rows end the game"),
+    (lambda a: a.__setitem__("active", [0.7, 1.2]), "active must hold integers, got dtype "
+                                                    "float64"),
+    (lambda a: a.update(phase=ENTRY, subset=2.5, value=4), "subset must hold integers"),
+    (lambda a: a.update(phase=ENTRY, subset=2, value=4.9), "value must hold integers"),
+    (lambda a: a.__setitem__("active", "a"), "active must hold integers"),
+    (lambda a: a.__setitem__("active", [0, 1, 0]), r"active must have shape \(2,\), got "
+                                                   r"\(3,\)"),
 ])
 def test_bad_dice_positions_raise_and_change_nothing(change, message):
     games = BatchedDiceGame(2, 2, seed=0)
@@ -169,6 +176,16 @@ def card_position():
     (lambda a: a.__setitem__("phase", CARD_ENTRY), "an entry needs the play's announcement"),
     (lambda a: a.__setitem__("phase", 2), "phase must be PLAY or ENTRY"),
     (lambda a: a.__setitem__("tops", np.array([[0, 1, 2, 40]])), "card ids must be in"),
+    (lambda a: a.update(hands=np.array([[[-1, -1, -1], [7, 8, 9]]]),
+                        pile=np.r_[4, 5, 6, 10:32][None]),
+     "hands: game 0's active seat 0 holds no card to play"),
+    (lambda a: a.__setitem__("hands", a["hands"].astype(float)), "hands must hold integers"),
+    (lambda a: a.__setitem__("active", [0.7]), "active must hold integers"),
+    (lambda a: a.__setitem__("value", 5.5), "value must hold integers"),
+    (lambda a: a.__setitem__("covered", np.full((1, 32), 2)), "covered must hold bools"),
+    (lambda a: a.__setitem__("tops", a["tops"][:, :3]), r"tops must have shape \(1, 4\)"),
+    (lambda a: a.__setitem__("hands", a["hands"].reshape(1, 6)), "hands must have shape"),
+    (lambda a: a.__setitem__("active", [0, 1, 0]), r"active must have shape \(1,\)"),
 ])
 def test_bad_card_positions_raise_and_change_nothing(change, message):
     games = BatchedCardGame(1, 2, seed=0)

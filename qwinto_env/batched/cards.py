@@ -61,7 +61,7 @@ from ..spec.cards import (CARD, CARD_COLOUR_BIT, CARD_FEATURE_INDICES, CARD_VALU
 from ..spec.base import COLOUR_ROWS
 from .backend import Rows, to_backend
 from .base import BatchedGame, StepResult
-from .sheets import VALUE_SLOTS, check_sheets
+from .sheets import VALUE_SLOTS, check_sheets, position_array
 
 EMPTY = DECK_SIZE  # card id of an empty hand slot (sorts after every card)
 
@@ -238,17 +238,17 @@ class BatchedCardGame(BatchedGame):
         before anything changes.
         """
         B, N, P = self.backend, self.num_games, self.num_players
-        hands = np.asarray(hands, dtype=np.int64).reshape(N, P, HAND_SIZE)
+        hands = position_array(hands, "hands", (N, P, HAND_SIZE))
         hands = np.sort(np.where(hands < 0, EMPTY, hands), axis=-1)
-        tops = np.asarray(tops, dtype=np.int64).reshape(N, NUM_STACKS)
-        covered = np.asarray(covered, dtype=bool).reshape(N, DECK_SIZE)
-        pile = np.asarray(pile, dtype=np.int64).reshape(N, -1)
+        tops = position_array(tops, "tops", (N, NUM_STACKS))
+        covered = position_array(covered, "covered", (N, DECK_SIZE), boolean=True)
+        pile = position_array(pile, "pile", (N, -1))
         size = (pile >= 0).sum(-1)
-        value, colours, counting = (np.broadcast_to(np.asarray(x), (N,)).astype(np.int64)
-                                    for x in (value, colours, counting))
-        played = np.broadcast_to(np.asarray(played, dtype=bool), (N, NUM_STACKS)).copy()
+        value, colours, counting, active = (
+            position_array(x, name, (N,)) for x, name in
+            ((value, "value"), (colours, "colours"), (counting, "counting"), (active, "active")))
+        played = position_array(played, "played", (N, NUM_STACKS), boolean=True)
         entry = value, colours, played, counting
-        active = np.broadcast_to(np.asarray(active), (N,)).astype(np.int64)
         if validate:
             check_sheets(cells, misthrows, (N, P))
             self._check_position(active, phase, hands, tops, covered, pile, size, entry)
@@ -290,6 +290,11 @@ class BatchedCardGame(BatchedGame):
             n = int(np.argwhere(count != 1)[0, 0])
             raise ValueError(f"game {n}: every card must be in exactly one of the hands, "
                              f"tops, covered cards and pile (counts {count[n].tolist()})")
+        empty = ~(hands[np.arange(len(hands)), active] < EMPTY).any(-1)
+        if phase == PLAY and empty.any():  # a running game's active seat always has a card
+            n = int(np.argmax(empty))
+            raise ValueError(f"hands: game {n}'s active seat {int(active[n])} holds no card "
+                             f"to play")
         value, colours, played, counting = entry
         if phase == ENTRY and (((value < MIN_PLAY_VALUE) | (value > rules.MAX_VALUE)).any()
                                or ((colours < 0) | (colours >= len(COLOUR_ROWS))).any()

@@ -80,7 +80,7 @@ from ..spec.dice import (CHOOSE, DIE_FACES, ENTRY, KEEP, OVER, PASS, REROLL, RER
                          ROLLS, SEAT, SPEC, SUBSET_ROWS, observation_indices, observation_layout)
 from .base import BatchedGame, StepResult
 from .backend import Rows, to_backend
-from .sheets import VALUE_SLOTS, check_sheets
+from .sheets import VALUE_SLOTS, check_sheets, position_array
 
 #: The subset of every die: the largest a non-roll id is clipped to.
 _ALL_DICE = len(SUBSET_ROWS) - 1
@@ -179,9 +179,8 @@ class BatchedDiceGame(BatchedGame):
         phase does not have, a sum the rolled dice cannot show.
         """
         B, N, P = self.backend, self.num_games, self.num_players
-        subset = np.broadcast_to(np.asarray(subset), (N,)).astype(np.int64)
-        value = np.broadcast_to(np.asarray(value), (N,)).astype(np.int64)
-        active = np.broadcast_to(np.asarray(active), (N,)).astype(np.int64)
+        subset, value, active = (position_array(x, name, (N,)) for x, name in
+                                 ((subset, "subset"), (value, "value"), (active, "active")))
         if validate:
             check_sheets(cells, misthrows, (N, P))
             self._check_position(active, phase, subset, value)

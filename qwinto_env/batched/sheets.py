@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import rules
 from ..spec.base import COLOUR_ROWS, PASS, SHEET, GameSpec, check_reward
-from .backend import Backend, Rows, backend_of, to_backend
+from .backend import Backend, Rows, _integer_array, backend_of, to_backend
 
 VALUE_SLOTS = rules.MAX_VALUE + 1  # value slots 0..18 (0: nothing writable)
 NC = rules.NUM_CELLS               # 27 cells; column 27 (PASS) of ``cells`` is scratch
@@ -94,6 +94,30 @@ def score_sheets(backend: Backend, tables: dict[str, Any], cells: Any, row_count
     complete = (cells[..., t["pent_cols"]] != 0).all(-1)
     pentagons = (B.astype(cells[..., t["pent_cells"]], B.int64) * complete).sum(-1)
     return rows + pentagons - rules.MISTHROW_PENALTY * B.astype(misthrows, B.int64)
+
+
+def position_array(x: Any, what: str, shape: tuple[int, ...], boolean: bool = False
+                   ) -> np.ndarray:
+    """``x`` as an int64 (``boolean``: bool) numpy array of ``shape``, broadcast from a
+    scalar or a per-game vector; ``ValueError`` naming ``what`` unless it holds integers
+    (``boolean``: bools, or 0 and 1) and fits the shape. A ``-1`` in ``shape`` takes any
+    length. (A float would be truncated without a word: a position must not be.)"""
+    if boolean:
+        arr = np.asarray(x)
+        if arr.dtype != bool and not (arr.dtype.kind in "iu" and np.isin(arr, (0, 1)).all()):
+            raise ValueError(f"{what} must hold bools, got {arr.dtype} "
+                             f"{np.unique(arr)[:6].tolist() if arr.dtype.kind in 'iuf' else ''}")
+        arr = arr.astype(bool)
+    else:
+        arr = _integer_array(x, what)
+    want = tuple(arr.shape[i] if n == -1 and arr.ndim == len(shape) else n
+                 for i, n in enumerate(shape))
+    try:
+        return np.broadcast_to(arr, want).copy()
+    except ValueError:
+        any_length = " (-1: any length)" if -1 in shape else ""
+        raise ValueError(f"{what} must have shape {shape}{any_length}, got "
+                         f"{arr.shape}") from None
 
 
 def check_sheets(cells: Any, misthrows: Any, shape: tuple[int, int]) -> tuple[np.ndarray,
