@@ -6,8 +6,7 @@ number, the source line of the call) suits a library's user; a command's user wa
 command's own voice, so :func:`warnings_as_lines` says the warnings raised while a
 command runs as ``<prog>: warning: <message>`` and leaves the format as it was when the
 command returns (a caller in Python keeps its own). :func:`command_exits` ends a command
-on Ctrl-C or a closed pipe without a traceback; :func:`output_problem` says why an output
-file could not be written, before the work that makes it.
+on Ctrl-C or a closed pipe without a traceback.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import sys
 import warnings
 from typing import Iterator
 
-__all__ = ["say", "warnings_as_lines", "command_exits", "output_problem"]
+__all__ = ["say", "warnings_as_lines", "command_exits"]
 
 
 def say(prog: str, kind: str, message: object, file=None) -> None:
@@ -55,17 +54,3 @@ def command_exits(prog: str) -> Iterator[None]:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
 
-
-def output_problem(path: str) -> str | None:
-    """Why a file cannot be written at ``path`` (atomically: a new file in its folder), or
-    None."""
-    if not path:
-        return "is no file name"
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        return f"is in {folder!r}, which is not an existing directory"
-    if os.path.isdir(path):
-        return "is a directory"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"is in {folder!r}, which is not writable"
-    return None

@@ -77,12 +77,13 @@ import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.batched.backend import SEED_LIMIT
-from qwinto_env.fileio import atomic_write, atomic_write_json, atomic_write_text
+from qwinto_env.fileio import (atomic_write, atomic_write_json, atomic_write_text,
+                               output_problem)
 from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
-from .console import command_exits, output_problem, warnings_as_lines
+from .console import command_exits, warnings_as_lines
 from .load import PLAYER_COUNTS, load
 from .processes import bar_progress, count_finished, in_processes, shared
 

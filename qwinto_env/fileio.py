@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save"]
+__all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save",
+           "output_problem"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
@@ -78,6 +79,22 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     import torch
 
     atomic_write(path, lambda fh: torch.save(obj, fh))
+
+
+def output_problem(path: str | os.PathLike) -> str | None:
+    """Why a file cannot be written at ``path`` (atomically: a new file in its folder), or
+    None: for a check before the work that makes the file."""
+    path = os.fspath(path)
+    if not path:
+        return "is no file name"
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        return f"is in {folder!r}, which is not an existing directory"
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"is in {folder!r}, which is not writable"
+    return None
 
 
 def _umask() -> int:

@@ -26,6 +26,7 @@ the frames of a game, and of every game of one table, stack into a video. The en
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -249,10 +250,19 @@ def save_png(path: str | os.PathLike, game_or_frame: Game | np.ndarray,
     return Path(path)
 
 
+#: Frame rates a GIF can hold: its delays count hundredths of a second in 16 bits (up to
+#: 655.35 s, which the last frame, shown three times as long, must fit), down to 0.02 s.
+MIN_FPS, MAX_FPS = 0.005, 50.0
+#: The longest delay of a GIF frame, in milliseconds.
+MAX_DELAY_MS = 655_350
+
+
 def check_fps(fps: Any) -> float:
-    """``fps`` if it is a frame rate a GIF can hold (0 < fps <= 50), else ValueError."""
-    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 50:
-        raise ValueError(f"fps must be a number in (0, 50], got {fps!r}")
+    """``fps`` as a float if it is a frame rate a GIF can hold (:data:`MIN_FPS` to
+    :data:`MAX_FPS`; numpy numbers too), else ValueError."""
+    if isinstance(fps, (bool, np.bool_)) or not isinstance(fps, numbers.Real) \
+            or not MIN_FPS <= fps <= MAX_FPS:
+        raise ValueError(f"fps must be a number from {MIN_FPS:g} to {MAX_FPS:g}, got {fps!r}")
     return float(fps)
 
 
@@ -268,9 +278,17 @@ def save_gif(path: str | os.PathLike, frames: Sequence[np.ndarray], fps: float =
     sample = np.concatenate(arrays[::max(1, len(arrays) // 8)] + arrays[-1:])
     palette = Image.fromarray(sample).quantize(255, Image.Quantize.FASTOCTREE,
                                                dither=Image.Dither.NONE)
+    # Equal frames in a row are one frame shown as long as they all were (PIL merges
+    # them too, but its sum of delays may overflow the GIF's 16 bits): capped here.
+    shown: list[tuple[np.ndarray, float]] = []
+    for k, array in enumerate(arrays):
+        delay = (3000 if k == len(arrays) - 1 else 1000) / fps
+        if shown and np.array_equal(shown[-1][0], array):
+            delay += shown.pop()[1]
+        shown.append((array, delay))
     images = [Image.fromarray(array).quantize(palette=palette, dither=Image.Dither.NONE)
-              for array in arrays]
-    duration = [round(1000 / fps)] * (len(images) - 1) + [round(3000 / fps)]
+              for array, _ in shown]
+    duration = [min(round(delay), MAX_DELAY_MS) for _, delay in shown]
     atomic_write(path, lambda file: images[0].save(
         file, format="GIF", save_all=True, append_images=images[1:], duration=duration,
         loop=0))

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .fileio import output_problem
 from .image import check_fps, draw, save_gif
 from .opponents import make_agent
 from .parallel import parallel_env
@@ -65,8 +66,11 @@ def record_gif(path: str | os.PathLike, game: str = "dice", num_players: int = 2
                agents: Sequence[Any] | None = None, seed: int | None = None,
                fps: float = 2.0, viewer: int | None = None, **env_options: Any) -> int:
     """Play one whole game (as :func:`play_frames`) into an animated GIF at ``path``,
-    ``fps`` frames per second; returns the number of frames."""
+    ``fps`` frames per second; returns the number of frames. A bad ``fps`` or a ``path``
+    that cannot be written raises ValueError before the game is played."""
     check_fps(fps)
+    if (problem := output_problem(path)) is not None:
+        raise ValueError(f"path {os.fspath(path)!r} {problem}")
     frames = play_frames(game, num_players, agents, seed, viewer, **env_options)
     save_gif(path, frames, fps)
     return len(frames)

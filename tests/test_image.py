@@ -178,12 +178,26 @@ def test_record_gif_takes_agent_specs_as_the_environments_do():
         play_frames("dice", 2, agents=[load("expert", game="cards"), "expert"])
 
 
-@pytest.mark.parametrize("kwargs, match", [({"fps": 0}, "fps"), ({"fps": True}, "fps"),
-                                           ({"agents": [None]}, "one agent per seat")])
+@pytest.mark.parametrize("kwargs, match", [
+    ({"fps": 0}, "fps"), ({"fps": True}, "fps"), ({"fps": float("nan")}, "fps"),
+    ({"fps": 51}, "fps must be a number from 0.005 to 50, got 51"),
+    ({"fps": 0.004}, "fps must be a number from 0.005"),  # PIL's OverflowError, after the game
+    ({"agents": [None]}, "one agent per seat"),
+    ({"path": "{tmp}/no/x.gif"}, "path '.*no/x.gif' is in '.*no', which is not an existing"),
+    ({"path": "{tmp}"}, "path '.*' is a directory"),
+])
 def test_record_gif_refuses_bad_arguments(tmp_path, kwargs, match):
+    """Before the game is played (a bad path or fps failed only when the GIF was saved)."""
+    path = kwargs.pop("path", str(tmp_path / "x.gif")).replace("{tmp}", str(tmp_path))
     with pytest.raises(ValueError, match=match):
-        record_gif(tmp_path / "x.gif", **kwargs)
+        record_gif(path, **kwargs)
     assert not list(tmp_path.iterdir())
+
+
+def test_numpy_frame_rates_are_taken(tmp_path):
+    frames = [np.zeros((4, 4, 3), np.uint8)] * 2
+    for fps in (np.int64(2), np.float32(0.5), 0.005):
+        save_gif(tmp_path / "x.gif", frames, fps=fps)
 
 
 def test_save_gif_refuses_frames_of_different_sizes(tmp_path):

@@ -28,7 +28,9 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
-from ..console import command_exits, output_problem
+from qwinto_env.fileio import output_problem
+
+from ..console import command_exits
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
 from .tasks import TASKS, get_task
