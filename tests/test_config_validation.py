@@ -257,6 +257,8 @@ def test_a_config_that_is_not_utf8_a_folder_or_missing_is_refused(tmp_path, caps
         f"train.py: error: config file '{tmp_path}': is a directory, not a YAML file")
     assert refused(tmp_path, capsys, "--config", str(tmp_path / "no.yaml")) == (
         f"train.py: error: config file '{tmp_path / 'no.yaml'}': does not exist")
+    assert refused(tmp_path, capsys, "--config", "").startswith(
+        "train.py: error: --config: is empty; give a YAML file or the name of a shipped config")
 
 
 @pytest.mark.parametrize("override, message", [

@@ -585,6 +585,9 @@ def shipped_configs() -> list[str]:
 def config_path(name_or_path: str | Path) -> Path:
     """The file a ``--config`` value names: a path, or where no file of that name exists
     and the value is a plain name (``dice-4p``), the shipped config of that name."""
+    if not str(name_or_path).strip():  # Path("") is ".", a folder
+        raise ConfigError(f"--config: is empty; give a YAML file or the name of a shipped "
+                          f"config ({', '.join(shipped_configs())})")
     path = Path(name_or_path)
     if path.exists() or path.name != str(name_or_path) or path.suffix:
         return path
