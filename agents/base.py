@@ -38,12 +38,10 @@ import numpy as np
 
 from qwinto_env.batched.backend import backend_of
 from qwinto_env.spec import SPECS
-
 from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
 
 __all__ = ["Agent", "DecodingAgent", "IllegalMaskError", "InputShapeError", "AgentSpecError",
-           "legal_batch",
-           "legal_rows", "check_integer", "check_number", "check_flag"]
+           "legal_batch", "legal_rows", "check_integer", "check_number", "check_flag"]
 
 
 class IllegalMaskError(ValueError):
