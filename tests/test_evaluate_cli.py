@@ -281,7 +281,10 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(moment):
     proc = subprocess.Popen(
         [sys.executable, "-m", "agents.evaluate", "--agents", "expert,greedy", "--games",
          "1000000", "--workers", "2", "--engine", "single"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        # a terminal's foreground job: the tests may run as a background job, whose
+        # children start with SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     err = b""
     while not re.search(moment, err):
         chunk = proc.stderr.read1(4096)

@@ -39,7 +39,7 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def _integer_array(x: Any, what: str) -> np.ndarray:
+def integer_array(x: Any, what: str) -> np.ndarray:
     """``x`` (array-like) as an int64 numpy array; ``ValueError`` naming ``what`` unless
     it holds integers that int64 holds (a uint64 above 2**63-1 would wrap)."""
     try:
@@ -313,7 +313,7 @@ class NumpyBackend(Backend):
     def as_int64(self, x, what):
         if hasattr(x, "detach"):  # a torch tensor given to the numpy engine
             x = x.detach().cpu().numpy()
-        return _integer_array(x, what)
+        return integer_array(x, what)
 
     def copy(self, x):
         return x.copy()
@@ -436,7 +436,7 @@ class TorchBackend(Backend):
     def as_int64(self, x, what):
         torch = self.torch
         if not isinstance(x, torch.Tensor):
-            x = torch.from_numpy(_integer_array(x, what))
+            x = torch.from_numpy(integer_array(x, what))
         elif x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
             raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
         if x.device != self.device:  # a copy; tensors already there are not touched

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import rules
 from ..spec.base import COLOUR_ROWS, PASS, SHEET, GameSpec, check_reward
-from .backend import Backend, Rows, _integer_array, backend_of, to_backend
+from .backend import Backend, Rows, integer_array, backend_of, to_backend
 
 VALUE_SLOTS = rules.MAX_VALUE + 1  # value slots 0..18 (0: nothing writable)
 NC = rules.NUM_CELLS               # 27 cells; column 27 (PASS) of ``cells`` is scratch
@@ -109,7 +109,7 @@ def position_array(x: Any, what: str, shape: tuple[int, ...], boolean: bool = Fa
                              f"{np.unique(arr)[:6].tolist() if arr.dtype.kind in 'iuf' else ''}")
         arr = arr.astype(bool)
     else:
-        arr = _integer_array(x, what)
+        arr = integer_array(x, what)
     want = tuple(arr.shape[i] if n == -1 and arr.ndim == len(shape) else n
                  for i, n in enumerate(shape))
     try:
