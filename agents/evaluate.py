@@ -77,15 +77,15 @@ import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.batched.backend import SEED_LIMIT
+from qwinto_env.console import command_exits, warnings_as_lines
 from qwinto_env.fileio import (atomic_write, atomic_write_json, atomic_write_text,
                                output_problem)
 from qwinto_env.opponents import split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
-from .console import command_exits, warnings_as_lines
 from .load import PLAYER_COUNTS, load
-from .processes import bar_progress, count_finished, in_processes, shared
+from .processes import bar_progress, common, count_finished, in_processes
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
            "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
@@ -337,13 +337,13 @@ def _worker_agents(specs: Sequence[str], game_name: str, num_players: int) -> li
 
 
 def _worker(game_ids: range) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, seat_of, game_seeds, agent_seeds = shared()
+    specs, game_name, num_players, seat_of, game_seeds, agent_seeds = common()
     return _play_games(_worker_agents(specs, game_name, num_players), game_name, num_players,
                        game_ids, seat_of, game_seeds, agent_seeds, count_finished)
 
 
 def _batched_worker(starts: list[int]) -> dict[str, np.ndarray]:
-    specs, game_name, num_players, seat_of, seed, agent_seeds, batch_games = shared()
+    specs, game_name, num_players, seat_of, seed, agent_seeds, batch_games = common()
     return BATCHED_RUNNERS[game_name](_worker_agents(specs, game_name, num_players),
                                       num_players, seat_of, seed, agent_seeds, count_finished,
                                       starts=starts, batch_games=batch_games)

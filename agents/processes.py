@@ -22,20 +22,20 @@ from typing import Any, Callable, Iterator, Sequence
 
 from tqdm import tqdm
 
-__all__ = ["in_processes", "shared", "count_finished", "bar_progress"]
+__all__ = ["in_processes", "common", "count_finished", "bar_progress"]
 
 # in a worker: the parent's counts of finished games and of decisions made, and what
 # in_processes shares with every job
 _finished: Any = None
 _decided: Any = None
-_shared: Any = None
+_common: Any = None
 
 
 def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: int,
-                 total: int, desc: str, progress: bool, shared: Any = None) -> list[Any]:
+                 total: int, desc: str, progress: bool, common: Any = None) -> list[Any]:
     """``worker(job)`` for every job in ``processes`` spawned processes (one torch thread
     each; no more processes than jobs); the results in the order of ``jobs``. ``total``:
-    the games the jobs play. ``shared`` goes to each worker once, where :func:`shared`
+    the games the jobs play. ``common`` goes to each worker once, where :func:`common`
     returns it: what every job needs (seeds of all games, say) belongs there, the jobs
     themselves should stay small (the pool feeds them through a pipe, and a feeder
     blocked on a full one keeps Ctrl-C's terminate() waiting for good). Ctrl-C reaches
@@ -46,7 +46,7 @@ def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: i
         with _sigint_blocked():  # the workers inherit it: see _sigint_blocked
             pool = stack.enter_context(context.Pool(
                 min(processes, len(jobs)), initializer=_start_worker,
-                initargs=(finished, decided, shared)))
+                initargs=(finished, decided, common)))
         bar = stack.enter_context(tqdm(total=total, desc=desc, unit="game",
                                        disable=not progress, file=sys.stderr))
         pending = pool.map_async(worker, jobs)
@@ -57,9 +57,9 @@ def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: i
         return pending.get()
 
 
-def shared() -> Any:
-    """In a worker of :func:`in_processes`: the ``shared`` object it was given."""
-    return _shared
+def common() -> Any:
+    """In a worker of :func:`in_processes`: the ``common`` object it was given."""
+    return _common
 
 
 def count_finished(games: int, decisions: int) -> None:
@@ -94,8 +94,8 @@ def _start_worker(finished: Any, decided: Any, common: Any) -> None:
     # count oversubscribe the cores, and torch's threads then mostly wait on each other.
     import torch
 
-    global _finished, _decided, _shared
-    _finished, _decided, _shared = finished, decided, common
+    global _finished, _decided, _common
+    _finished, _decided, _common = finished, decided, common
     torch.set_num_threads(1)
 
 

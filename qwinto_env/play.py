@@ -80,13 +80,13 @@ All input and output go through the ``input_fn`` / ``print_fn`` arguments of
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import rules, screen
+from .console import command_exits
 from .game import Game, IllegalActionError
 from .opponents import make_opponents, split_specs
 from .parallel import GAMES
@@ -470,7 +470,8 @@ def _seed(text: str) -> int:
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
          print_fn: Callable[[str], None] = print) -> int:
     """Run the terminal game; returns the exit status (0 also when the person quits)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     specs = ["expert"] if args.opponents is None else split_specs(args.opponents)
     if "" in specs:
         print_fn(f"error: --opponents {args.opponents!r}: bot {specs.index('') + 1} of "
@@ -481,20 +482,15 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             print_fn("error: solo play (--players 1) has no opponents")
             return 2
         specs = []
-    try:
-        session = TerminalGame(args.game, specs, num_players=args.players, seat=args.seat,
-                               seed=args.seed, start_player=args.start, input_fn=input_fn,
-                               print_fn=print_fn)
-    except ValueError as error:
-        print_fn(f"error: {error}")
-        return 2
-    try:
+    with command_exits(parser.prog):  # Ctrl-C while the bots load, too
+        try:
+            session = TerminalGame(args.game, specs, num_players=args.players,
+                                   seat=args.seat, seed=args.seed, start_player=args.start,
+                                   input_fn=input_fn, print_fn=print_fn)
+        except ValueError as error:
+            print_fn(f"error: {error}")
+            return 2
         return session.play()
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, and keep Python's final
-        # flush of stdout from failing again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
 
 
 if __name__ == "__main__":

@@ -146,6 +146,17 @@ def test_ctrl_c_while_a_bot_thinks():
     assert script.lines[-1] == "Interrupted. Game abandoned in turn 1."
 
 
+def test_ctrl_c_while_the_bots_load(monkeypatch, capsys):
+    def interrupted(spec, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("qwinto_env.opponents._registered", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        main(["--opponents", "pretrained:dice-2p"], input_fn=lambda _: "1")
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "python -m qwinto_env.play: error: interrupted\n"
+
+
 def test_bad_command_lines():
     status, script = run(["--opponents", "nobody"], [])
     assert status == 2 and "unknown agent spec 'nobody'" in script.text

@@ -28,9 +28,9 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
+from qwinto_env.console import command_exits
 from qwinto_env.fileio import output_problem
 
-from ..console import command_exits
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
 from .tasks import TASKS, get_task

@@ -44,7 +44,7 @@ def train_from_config(cfg: TrainConfig, root: str | Path = "runs", resume: bool 
                             for spec, s in results.items())
         report = (f"run {cfg.run.name}: {cfg.run.trainer} trainer, {run.step:,} steps in "
                   f"{run.elapsed() / 60:.1f} min on {run.device}\n"
-                  f"policy: {run.dir / 'final.pt'} (agents.load accepts it)\n"
+                  f"policy: {run.final_path} (agents.load accepts it)\n"
                   f"{summary}\n\n{table}")
         run.finish(network, report)
     except KeyboardInterrupt as exc:

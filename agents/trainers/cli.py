@@ -12,7 +12,8 @@ import argparse
 import re
 import sys
 
-from ..console import say, warnings_as_lines
+from qwinto_env.console import say, warnings_as_lines
+
 from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
 from .preflight import check_resources
 

@@ -30,13 +30,11 @@ def check_resources(cfg: TrainConfig, runs_dir: str | Path, resume: bool = False
         _check_init_from(cfg)
 
 
-#: What a run writes in its folder (agents/trainers/run.py): folders, then files.
-RUN_FOLDERS, RUN_FILES = ("checkpoints", "tb"), ("config.yaml", "final.pt", "evaluation.txt")
-
-
 def _check_run_folder(root: Path, name: str) -> None:
     """ConfigError unless ``root / name`` is a folder, or can be made as one, that this
     process may write in, holding no file where the run writes a folder or vice versa."""
+    from .run import RUN_FILES, RUN_FOLDERS  # torch: imported only for a run
+
     folder = root / name
     field = lambda path: "run.name" if path == folder else "--runs-dir"  # noqa: E731
     for path in reversed((folder, *folder.parents)):

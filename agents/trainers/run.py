@@ -39,6 +39,13 @@ from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, load_checkpoin
 from .config import ConfigError, TrainConfig, save_config
 from .threads import ThreadGovernor
 
+#: The names in a run's folder (the layout above); :mod:`~agents.trainers.preflight`
+#: checks them before a run starts.
+CONFIG, FINAL, EVALUATION = "config.yaml", "final.pt", "evaluation.txt"
+CHECKPOINTS, LOGS = "checkpoints", "tb"
+STATE, LATEST = "trainer_state.pt", "latest.pt"  # in CHECKPOINTS
+RUN_FOLDERS, RUN_FILES = (CHECKPOINTS, LOGS), (CONFIG, FINAL, EVALUATION)
+
 
 def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     """Copy the parameters of the checkpoint ``cfg.run.init_from`` into ``net``.
@@ -159,8 +166,9 @@ class Run:
     def __init__(self, cfg: TrainConfig, root: str | Path = "runs", resume: bool = False):
         self.cfg = cfg
         self.dir = Path(root) / cfg.run.name
-        self.ckpt_dir = self.dir / "checkpoints"
-        self.state_path = self.ckpt_dir / "trainer_state.pt"
+        self.ckpt_dir, self.log_dir = self.dir / CHECKPOINTS, self.dir / LOGS
+        self.state_path = self.ckpt_dir / STATE
+        self.final_path, self.evaluation_path = self.dir / FINAL, self.dir / EVALUATION
         self.device = resolve_device(cfg.run.device)
         if not resume and self.state_path.is_file():
             raise ResumeError(f"run folder {self.dir} already holds a run; pass --resume to "
@@ -170,8 +178,8 @@ class Run:
         #: the step of the newest trainer state on disk
         self.step = int(self.state["step"]) if resume else 0
         #: trained, evaluated and final.pt written: a resume has nothing left to do
-        self.finished = self.trained and (self.dir / "evaluation.txt").is_file() and \
-            _holds(self.dir / "final.pt", self.state["network"])
+        self.finished = self.trained and self.evaluation_path.is_file() and \
+            _holds(self.final_path, self.state["network"])
         self._writer = None
         self._started = time.perf_counter()
         #: called after every update as ``observer(step, policy)`` (``policy()`` returns
@@ -183,7 +191,7 @@ class Run:
             _say_changed_settings(cfg, self.state["config"])
         self.threads = ThreadGovernor(cfg.run.torch_threads)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, self.dir / "config.yaml")
+        save_config(cfg, self.dir / CONFIG)
         if resume:
             self._complete_checkpoints()
 
@@ -197,7 +205,7 @@ class Run:
     def writer(self):
         if self._writer is None:
             from torch.utils.tensorboard import SummaryWriter  # needs the tensorboard package
-            self._writer = SummaryWriter(str(self.dir / "tb"))
+            self._writer = SummaryWriter(str(self.log_dir))
         return self._writer
 
     def log(self, step: int, values: dict[str, float]) -> None:
@@ -234,7 +242,7 @@ class Run:
         self.step = step
         path = self.ckpt_dir / f"step_{step}.pt"
         self.save_policy(network, path, step)
-        self.save_policy(network, self.ckpt_dir / "latest.pt", step)
+        self.save_policy(network, self.ckpt_dir / LATEST, step)
         return path
 
     def state_network(self) -> PolicyNetwork:
@@ -247,20 +255,20 @@ class Run:
     def _complete_checkpoints(self) -> None:
         """Write the resumed state's policy checkpoints that a kill kept from being written."""
         network = self.state_network()
-        for path in (self.ckpt_dir / f"step_{self.step}.pt", self.ckpt_dir / "latest.pt"):
+        for path in (self.ckpt_dir / f"step_{self.step}.pt", self.ckpt_dir / LATEST):
             if not _holds(path, network.state_dict()):
                 self.save_policy(network, path, self.step)
 
     def finish(self, network: PolicyNetwork, report: str) -> None:
         """Write ``evaluation.txt``, then ``final.pt``: a ``final.pt`` holding the newest
         state's policy marks the run :attr:`finished`."""
-        atomic_write_text(self.dir / "evaluation.txt", report + "\n")
-        self.save_policy(network, self.dir / "final.pt", self.step)
+        atomic_write_text(self.evaluation_path, report + "\n")
+        self.save_policy(network, self.final_path, self.step)
 
     def finished_message(self) -> str:
         return (f"run {self.cfg.run.name} is already finished at step {self.step:,} "
                 f"(run.total_steps {self.cfg.run.total_steps:,}): the policy is "
-                f"{self.dir / 'final.pt'}, its evaluation {self.dir / 'evaluation.txt'}; "
+                f"{self.final_path}, its evaluation {self.evaluation_path}; "
                 f"nothing to do (raise run.total_steps to train on)")
 
     def interrupted_message(self) -> str:

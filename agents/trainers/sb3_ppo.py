@@ -205,7 +205,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                   n_epochs=pc.update_epochs, gamma=pc.gamma, gae_lambda=pc.gae_lambda,
                   clip_range=pc.clip_coef, ent_coef=pc.ent_coef, vf_coef=pc.vf_coef,
                   max_grad_norm=pc.max_grad_norm, normalize_advantage=pc.normalize_advantages,
-                  seed=cfg.run.seed, verbose=0, tensorboard_log=str(run.dir / "tb"))
+                  seed=cfg.run.seed, verbose=0, tensorboard_log=str(run.log_dir))
     done = run.step  # what the resumed state trained (0 for a new run)
     remaining = -(-max(0, cfg.run.total_steps - done) // batch) * batch  # whole rollouts
     kwargs["learning_rate"] = step_size(pc, batch, done + remaining)

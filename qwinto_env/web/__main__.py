@@ -8,6 +8,7 @@ import socket
 import sys
 from typing import Sequence
 
+from ..console import say
 from ..opponents import split_specs
 from .app import DEFAULT_MAX_GAMES, create_app
 from .menu import DEFAULT_BOTS
@@ -72,17 +73,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until Ctrl-C; the exit status (2 for bad arguments)."""
     import uvicorn
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
         sock = _listen(args.host, args.port)
     except OSError as error:
-        print(f"error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        say(parser.prog, "error", f"cannot listen on {args.host}:{args.port}: {error}")
         return 2
     try:
         app = create_app(bots=args.bots, max_games=args.max_games)
     except ValueError as error:
         sock.close()
-        print(f"error: {error}", file=sys.stderr)
+        say(parser.prog, "error", error)
         return 2
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
