@@ -28,8 +28,7 @@ randomness comes from its generator (``reset(seed=...)``).
 **Cost.** One decision simulates ``top_k * samples`` games for about ``turns`` turns:
 the network's forward passes dominate (``docs/search.md`` has the measured times).
 ``act_batch`` searches a whole batch of decisions in one engine (how the evaluator
-plays it: 1.7 card games per second with the ``evaluate`` preset on this project's
-2-core machine).
+plays it).
 
 Settings (keyword arguments of ``agents.load``, or in the spec:
 ``"search[person,samples=32]:pretrained:cards-2p"``); a ``preset`` of :data:`PRESETS`
@@ -81,9 +80,9 @@ DEFAULTS: dict[str, Any] = {"samples": 16, "top_k": 4, "turns": 2, "confidence":
                             "min_prob": 0.0, "rounds": 1, "phases": "all",
                             "objective": "score"}
 #: Named settings per game (the rest from :data:`DEFAULTS`): ``"evaluate"`` (used when no
-#: preset is named) for the batched evaluator (measured: 1.7 card games/s in one process,
-#: 2.3 dice games/s in two), ``"person"`` answers a person within about a second per
-#: decision on one core. Chosen by measurement: ``docs/search.md``.
+#: preset is named) for the batched evaluator's thousands of games, ``"person"`` answers a
+#: person within about a second per decision on one core. Chosen, and timed, by
+#: measurement: ``docs/search.md``.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "dice": {"evaluate": {"turns": 0, "samples": 32, "confidence": 2.0, "objective": "win",
                           "min_prob": 0.01},
@@ -98,7 +97,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 #: so a setting past this is refused at load, not by the allocator at the first decision.
 MAX_COPIES = 1 << 16
 #: Most rounds: a decision that stays close takes round after round, its time and pooled
-#: values growing with each (16 rounds were the most measured; past 8 bought nothing).
+#: values growing with each (``docs/search.md``: what more rounds bought).
 MAX_ROUNDS = 64
 
 

@@ -17,8 +17,6 @@ import numpy as np
 
 from . import rules
 from .spec.base import SHEET, GameSpec
-# Re-exported: users and tests import it from here, its home before the spec.
-from .spec.base import terminal_rewards  # noqa: F401
 
 
 class IllegalActionError(ValueError):

@@ -232,7 +232,7 @@ def test_terminal_rewards(reward):
 
 
 def test_win_rewards_share_ties():
-    from qwinto_env.game import terminal_rewards
+    from qwinto_env.spec.base import terminal_rewards
     assert terminal_rewards([10, 10, 3], "win") == [0.5, 0.5, -1.0]
     assert terminal_rewards([7, 7], "win") == [0.0, 0.0]
     assert terminal_rewards([9, 2], "win") == [1.0, -1.0]
@@ -255,7 +255,7 @@ def test_observation_is_ego_centric():
     game = env.game
     game._write(1, 4, 9)   # player 1 writes 9 in orange field 4
     obs = {a: game.features()[game.observation_index(i)] for i, a in enumerate(env.possible_agents)}
-    block = dice.SEAT_BLOCK
+    block = dice.SEAT.size
     assert obs["player_1"][4] == pytest.approx(9 / 18)           # own sheet first
     assert obs["player_0"][block + 4] == pytest.approx(9 / 18)   # next seat after player 0
     assert obs["player_2"][2 * block + 4] == pytest.approx(9 / 18)

@@ -17,7 +17,7 @@ from agents.policy import CheckpointError, PolicyAgent, PolicyNetwork, save_chec
 from qwinto_env import rules
 from qwinto_env.cards import observation_size as cards_obs_size
 from qwinto_env.dice import (CHOOSE, ENTRY, KEEP, PASS, REROLL, REROLL_DECISION, ROLL_FIRST,
-                             SEAT_BLOCK, SUBSET_ROWS, DiceGame, observation_size)
+                             SEAT, SUBSET_ROWS, DiceGame, observation_size)
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +78,13 @@ def test_afterstates_match_the_engine(agent, seed):
             if after.done:
                 continue
             real = torch.as_tensor(after.features()[after.observation_index(seat)])
-            own = slice(0, SEAT_BLOCK)
+            own = slice(0, SEAT.size)
             assert torch.equal(state[own], real[own])
-            common = slice(2 * SEAT_BLOCK, None)
+            common = slice(2 * SEAT.size, None)
             assert torch.equal(state[common], real[common])
             if game.active == seat:  # the other seat's block is untouched either way
-                assert torch.equal(state[SEAT_BLOCK:2 * SEAT_BLOCK],
-                                   real[SEAT_BLOCK:2 * SEAT_BLOCK])
+                assert torch.equal(state[SEAT.size:2 * SEAT.size],
+                                   real[SEAT.size:2 * SEAT.size])
 
 
 def test_q_is_reward_plus_discounted_value_of_the_engine_observation(agent):
@@ -139,7 +139,7 @@ def reference_scores(agent, obs, phase):
     if phase == CHOOSE:
         return {ROLL_FIRST + s - 1: sum(probs[s - 1, v - 1] * max(best[s, v], fresh[s])
                                         for v in range(1, 19)) for s in range(1, 8)}
-    game_view = obs[2 * SEAT_BLOCK + 2:]
+    game_view = obs[2 * SEAT.size + 2:]
     s = int((game_view[3:6] > 0.5) @ np.array([1, 2, 4]))
     v = int(game_view[6:24].argmax()) + 1
     return {KEEP: best[s, v], REROLL: fresh[s]}

@@ -12,7 +12,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import qwinto_env
 from agents import Agent, AgentSpecError
-from qwinto_env.game import IllegalActionError, terminal_rewards
+from qwinto_env.game import IllegalActionError
+from qwinto_env.spec.base import terminal_rewards
 from qwinto_env.single import OpponentSpecError, QwintoSingleEnv, RenderModeError
 
 TABLES = [("dice", 1), ("dice", 2), ("dice", 3), ("dice", 6), ("cards", 1), ("cards", 2),

@@ -291,8 +291,8 @@ class Run:
         results = {}
         for spec in cfg.eval.opponents:
             seats = [agent] + [spec] * (cfg.env.num_players - 1)
-            # The batched engine plays the learner's seats in one forward pass per step;
-            # a scripted opponent is asked row by row (3.5-9x the single engine's speed).
+            # The batched engine plays the learner's seats in one forward pass per step
+            # and asks a scripted opponent for all its rows at once.
             res = play(seats, game=cfg.env.game, num_players=cfg.env.num_players,
                        games=games, seed=seed, progress=progress, engine="batched")
             results[spec] = res.summary

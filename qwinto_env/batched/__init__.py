@@ -18,8 +18,6 @@ from .sheets import sheet_scores
 
 #: Game name (as in ``qwinto_env.parallel.GAMES``) -> batched engine class.
 BATCHED_GAMES = {"dice": BatchedDiceGame, "cards": BatchedCardGame}
-#: The former name of :class:`StepResult` (the dice engine's report), kept for imports.
-DiceStepResult = StepResult
 
 __all__ = ["Backend", "get_backend", "BatchedDiceGame", "BatchedCardGame", "BATCHED_GAMES",
-           "StepResult", "DiceStepResult", "pack_masks", "uniform_legal", "sheet_scores"]
+           "StepResult", "pack_masks", "uniform_legal", "sheet_scores"]

@@ -251,7 +251,7 @@ class BatchedCardGame(BatchedGame):
         entry = value, colours, played, counting
         if validate:
             check_sheets(cells, misthrows, (N, P))
-            self._check_position(active, phase, hands, tops, covered, pile, size, entry)
+            self._check_position(active, phase, hands, tops, covered, pile, entry)
         self.sheet_state.load(B.asarray(cells, B.int64), B.asarray(misthrows, B.int64))
         full = np.zeros((N, DECK_SIZE), dtype=np.int64)
         full[:, :pile.shape[1]] = np.maximum(pile, 0)
@@ -271,7 +271,7 @@ class BatchedCardGame(BatchedGame):
 
     def _check_position(self, active: np.ndarray, phase: Any, hands: np.ndarray,
                         tops: np.ndarray, covered: np.ndarray, pile: np.ndarray,
-                        size: np.ndarray, entry: tuple[np.ndarray, ...]) -> None:
+                        entry: tuple[np.ndarray, ...]) -> None:
         """Raise ``ValueError`` for a position :meth:`set_positions` cannot set."""
         P = self.num_players
         if ((active < 0) | (active >= P)).any():

@@ -299,7 +299,7 @@ class Sheets:
         return final_scores, returns
 
     def terminal_rewards(self, scores: Any) -> Any:
-        """:func:`qwinto_env.game.terminal_rewards` for (K, P) final scores, as float32."""
+        """`qwinto_env.spec.base.terminal_rewards` for (K, P) final scores, as float32."""
         B, t, P = self.backend, self.t, self.num_players
         if self.reward_kind == "margin":
             if P == 1:

@@ -47,7 +47,7 @@ from .. import rules
 from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
 
 __all__ = ["DIE_FACES", "PASS", "ROLLS", "ROLL_FIRST", "KEEP", "REROLL", "NUM_ACTIONS", "CHOOSE",
-           "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES", "SUBSET_ROWS", "SEAT", "SEAT_BLOCK",
+           "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES", "SUBSET_ROWS", "SEAT",
            "COMMON", "observation_layout", "observation_size", "observation_indices", "SPEC"]
 
 DIE_FACES = 6
@@ -70,7 +70,6 @@ SUBSET_ROWS = COLOUR_ROWS
 # -- observation -------------------------------------------------------------------------
 #: A seat's block is its sheet block.
 SEAT = SHEET
-SEAT_BLOCK = SEAT.size
 #: After the seat blocks and the active one-hot (one flag per phase but OVER).
 COMMON = Layout(phase=OVER, colours=rules.NUM_ROWS, value=rules.MAX_VALUE, reroll=1)
 
