@@ -290,7 +290,7 @@ class ExpertAgent(DecodingAgent):
         col_val = [rows[pc // NF].est[pc % NF] for _, pc in _PENTAGON_COLUMNS]
         col_P = [math.prod(p_eff[c] for c in col) for col, _ in _PENTAGON_COLUMNS]
         misthrows = int(view.misthrows[0])
-        row_terms = [m.written + phi * m.F + prm.w_full * phi_pow[r] * m.Q * (m.R - 9)
+        row_terms = [m.written + phi * m.F + prm.w_full * phi_pow[r] * m.Q * (m.R - NF)
                      for r, m in enumerate(rows)]
         E = sum(row_terms) + prm.w_pent * sum(P * v for P, v in zip(col_P, col_val)) \
             - rules.MISTHROW_PENALTY * misthrows
@@ -325,7 +325,7 @@ class ExpertAgent(DecodingAgent):
                         cells[c] = 0
                         continue
                     d = (m.written + 1 + phi * newF[v]
-                         + prm.w_full * after_pow * newQ[v] * (newR[v] - 9) - base_row)
+                         + prm.w_full * after_pow * newQ[v] * (newR[v] - NF) - base_row)
                     if j >= 0:
                         d += prm.w_pent * (P_others * (v if c == pc else col_val[j]) - col_before)
                     out[v] = d

@@ -82,7 +82,7 @@ def _write_tables(tables: SegmentTables) -> np.ndarray:
     flr = left * P[left, lo, vc] + right * P[right, vc, hi]
     rightmost = np.vectorize(tables.rightmost)(right, v).astype(np.float64)
     new_r = np.where(right == 0, v, rightmost)
-    g = Q[left, lo, vc] * Q[right, vc, hi] * np.where(hi == TOP + 1, new_r - 9, 1.0)
+    g = Q[left, lo, vc] * Q[right, vc, hi] * np.where(hi == TOP + 1, new_r - NF, 1.0)
     pen = np.where((v > lo) & (v < hi), 0.0, -np.inf)
     out = np.zeros((3, len(_PAIRS) * len(_LR) + 1, SLOTS))
     for i, part in enumerate((flr, g, pen)):
@@ -229,7 +229,7 @@ def _sheet_value(B: Backend, T: dict, prm: Any, own: dict, totals: tuple, rows: 
     last = rows[..., NF - 1]
     R = B.where(last > 0, last, _rightmost(prm, own["k"][..., NF - 1], own["lo"][..., NF - 1]))
     phi_pow = phi[:, None] ** empty
-    terms = (NF - empty) + phi[:, None] * F + prm.w_full * phi_pow * Q * (R - 9)
+    terms = (NF - empty) + phi[:, None] * F + prm.w_full * phi_pow * Q * (R - NF)
     p_eff = _pick(own["written"], 1.0, own["p"] * phi[:, None, None]).reshape(b, NC)
     col_P = B.take(p_eff, T["col_cells"], 1).prod(-1)
     pent = T["pent_cells"]
@@ -291,9 +291,9 @@ def _coefficients(B: Backend, T: dict, prm: Any, own: dict, rows: Any, phi: Any,
     F_other = v["F"][..., None] - k * own["p"]
     safe_phi = B.where(phi > 0.0, phi, 1.0)[:, None]
     after_pow = B.where(phi[:, None] > 0.0, v["phi_pow"] / safe_phi, 0.0)
-    last = own["hi"] == TOP + 1  # the last segment: G already holds newR - 9
+    last = own["hi"] == TOP + 1  # the last segment: G already holds newR - NF
     gamma = prm.w_full * after_pow[..., None] * q_other \
-        * _pick(last, 1.0, (v["R"] - 9)[..., None])
+        * _pick(last, 1.0, (v["R"] - NF)[..., None])
     alpha = (NF - v["empty"] + 1 - v["terms"])[..., None] + phi[:, None, None] * F_other
     pent_const, delta = _pentagon_terms(B, T, prm, v)
     alpha = alpha + pent_const.reshape(b, NR, NF)

@@ -238,7 +238,7 @@ def _value(own, misthrows, prm, phi, rowf, rowi, cellf, col):
         empty = rowi[r, R_EMPTY]
         phi_pow = phi ** float(empty)  # libm pow, as Python's (an int power multiplies)
         rowf[r, R_TERM] = (NF - empty) + phi * rowf[r, R_F] \
-            + prm[W_FULL] * phi_pow * rowf[r, R_Q] * (rowf[r, R_R] - 9)
+            + prm[W_FULL] * phi_pow * rowf[r, R_Q] * (rowf[r, R_R] - NF)
         rowf[r, R_AFTER] = phi_pow / phi if phi > 0 else 0.0
         rows += rowf[r, R_TERM]
     for c in range(NC):
@@ -326,7 +326,7 @@ def _writes(entry, value, legal, own, misthrows, phi, E, prm, P, Q, rowf, rowi, 
                     newR = R
                 else:
                     newR = float(v) if right == 0 else _rightmost(top_share, right, v)
-                d = count + phi * newF + full * newQ * (newR - 9) - term
+                d = count + phi * newF + full * newQ * (newR - NF) - term
                 if j >= 0:
                     d += w_pent * (P_others * (float(v) if pent else col_val) - col_before)
             slot = f if entry else v

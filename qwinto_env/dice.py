@@ -80,8 +80,8 @@ class DiceGame(Game):
         if len(faces) != rules.NUM_ROWS or not all(
                 isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_))
                 and 1 <= f <= DIE_FACES for f in faces):
-            raise ValueError(f"dice must be three faces in 1..6, integers (orange, yellow, "
-                             f"purple), got {chance!r}")
+            raise ValueError(f"dice must be {rules.NUM_ROWS} faces in 1..{DIE_FACES}, "
+                             f"integers (orange, yellow, purple), got {chance!r}")
         return [int(f) for f in faces]
 
     def _roll(self, faces: list[int]) -> None:

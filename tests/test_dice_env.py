@@ -352,7 +352,7 @@ def test_bad_constructor_arguments(kwargs, message):
 
 def test_bad_chance_raises_and_changes_nothing():
     game = DiceGame(num_players=2)
-    with pytest.raises(ValueError, match="three faces in 1..6"):
+    with pytest.raises(ValueError, match="3 faces in 1..6"):
         game.step([34, PASS], chance=(7, 1, 1))
     assert game.phase == CHOOSE and game.subset == 0
 

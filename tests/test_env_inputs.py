@@ -202,7 +202,7 @@ def test_settings_that_would_be_silently_misread_are_refused(kwargs, match):
                                     np.array([1.0, 2.0, 3.0])], ids=repr)
 def test_dice_chance_must_be_three_integer_faces(chance):
     game = DiceGame()
-    with pytest.raises(ValueError, match="three faces in 1..6, integers"):
+    with pytest.raises(ValueError, match="3 faces in 1..6, integers"):
         game.step([34, 27], chance=chance)
     assert game.phase == 0 and game.dice == (0, 0, 0)
     game.step([34, 27], chance=np.array([1, 2, 3]))
