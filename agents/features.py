@@ -186,19 +186,9 @@ class PlayFeatures(SheetFeatures):
         self.sheet_cells = [SHEET.at(start).cells
                        for start in range(seats.start, seats.stop, cards.SEAT.size)]
         # Each play counts three cards of the seven I see: hand slots 0-2, then tops 0-3.
-        tops = cards.HAND_SIZE
-        counted = torch.zeros(_PLAYS, 3, dtype=torch.long)
-        double = torch.zeros(_PLAYS, dtype=torch.bool)
-        for k, (slots, stacks) in enumerate(cards.PLAYS.values()):
-            if len(slots) == 1:
-                neighbours = cards.NEIGHBOURS[stacks[0]]
-                counted[k] = torch.tensor([slots[0], *(tops + n for n in neighbours)])
-            else:
-                top = cards.OTHER_NEIGHBOUR[stacks[1]][stacks[0]]
-                counted[k] = torch.tensor([slots[0], slots[1], tops + top])
-                double[k] = True
-        self.register_buffer("counted", counted, persistent=False)
-        self.register_buffer("is_double", double, persistent=False)
+        double = [len(slots) == 2 for _, (slots, _) in sorted(cards.PLAYS.items())]
+        self.register_buffer("counted", torch.as_tensor(cards.PLAY_COUNTED), persistent=False)
+        self.register_buffer("is_double", torch.tensor(double), persistent=False)
         self.register_buffer("card_values", torch.tensor(cards.CARD_VALUES, dtype=torch.float32),
                              persistent=False)
         self.register_buffer("unpack_play", _bit_table(_PLAY_BITS), persistent=False)

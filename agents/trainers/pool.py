@@ -49,10 +49,15 @@ class OpponentPool:
         self.snapshot_count = 0
 
     @property
+    def self_play_share(self) -> float:
+        """Share of games of pure self-play (``opponents.self_play`` of all the weights)."""
+        total = self.cfg.self_play + self.cfg.snapshots + sum(self.cfg.scripted.values())
+        return self.cfg.self_play / total
+
+    @property
     def opponent_share(self) -> float:
         """Share of games that seat opponents (the rest is pure self-play)."""
-        total = self.cfg.self_play + self.cfg.snapshots + sum(self.cfg.scripted.values())
-        return 1.0 - self.cfg.self_play / total
+        return 1.0 - self.self_play_share
 
     @property
     def entries(self) -> list[Opponent]:

@@ -87,13 +87,8 @@ def _check_agent_specs(cfg: TrainConfig) -> None:
 
 
 def _check_init_from(cfg: TrainConfig) -> None:
-    from qwinto_env.parallel import parallel_env
-
     from ..policy import PolicyNetwork
-    from .run import init_network
+    from .run import init_network, policy_shape
 
-    env = parallel_env(game=cfg.env.game, num_players=cfg.env.num_players)
-    seat = env.possible_agents[0]
-    net = PolicyNetwork(env.observation_space(seat)["observation"].shape[0],
-                        int(env.action_space(seat).n), **vars(cfg.network))
+    net = PolicyNetwork(*policy_shape(cfg.env.game, cfg.env.num_players), **vars(cfg.network))
     init_network(net, cfg)  # raises ConfigError naming run.init_from

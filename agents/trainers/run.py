@@ -32,6 +32,7 @@ import torch
 from tqdm import tqdm
 
 from qwinto_env.fileio import atomic_torch_save, atomic_write_text
+from qwinto_env.spec import SPECS
 
 from ..evaluate import format_table, play
 from ..load import AgentSpecError, read_checkpoint
@@ -379,11 +380,8 @@ class Bookkeeping:
 
 def policy_shape(game: str, num_players: int) -> tuple[int, int]:
     """Observation size and number of actions of a policy for ``game`` (the env's spaces)."""
-    from qwinto_env import parallel_env
-
-    env = parallel_env(game=game, num_players=num_players)
-    agent = env.possible_agents[0]
-    return env.observation_space(agent)["observation"].shape[0], int(env.action_space(agent).n)
+    spec = SPECS[game]
+    return spec.observation_size(num_players), spec.num_actions
 
 
 def _holds(path: Path, weights: dict[str, torch.Tensor]) -> bool:

@@ -194,8 +194,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                          "env.num_players must be 2 or more (use the torch trainer for solo)")
     pc, N = cfg.ppo, cfg.env.num_games
     pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players, cfg.run.seed)
-    total = cfg.opponents.self_play + cfg.opponents.snapshots + sum(cfg.opponents.scripted.values())
-    opponent = _PoolOpponent(pool, N, cfg.opponents.self_play / total)
+    opponent = _PoolOpponent(pool, N, pool.self_play_share)
     venv = QwintoVecEnv(N, cfg.env.num_players, game=cfg.env.game, opponents=opponent,
                         reward=cfg.env.reward, random_start=True, seed=cfg.run.seed)
     env = _ScaledRewards(venv, pc.reward_scale)
