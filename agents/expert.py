@@ -74,11 +74,7 @@ __all__ = ["ExpertAgent", "ExpertParams"]
 NF, NR, TOP = rules.NUM_FIELDS, rules.NUM_ROWS, rules.MAX_VALUE
 _NEG = -1e9
 _PENTAGON_COLUMNS = rules.PENTAGON_COLUMNS
-#: Pentagon column index of each cell, or -1.
-_CELL_PCOL = [-1] * rules.NUM_CELLS
-for _j, (_cells, _) in enumerate(_PENTAGON_COLUMNS):
-    for _c in _cells:
-        _CELL_PCOL[_c] = _j
+_CELL_PCOL = rules.CELL_PENTAGON_COLUMN
 
 
 @dataclass(frozen=True)

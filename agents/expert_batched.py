@@ -95,22 +95,18 @@ def _cell_tables() -> dict[str, np.ndarray]:
     """Per cell: its pentagon column (5 = none), the other cells of that column, that
     column's pentagon cell and the cell's column peers (27 = a padding slot), and whether
     it is the column's pentagon cell."""
-    pcol = np.full(NC, len(rules.PENTAGON_COLUMNS), dtype=np.int64)
+    column = np.array(rules.CELL_PENTAGON_COLUMN, dtype=np.int64)
+    pcol = np.where(column < 0, len(rules.PENTAGON_COLUMNS), column)
     others = np.full((NC, 2), NC, dtype=np.int64)
     is_pent = np.zeros(NC, dtype=bool)
-    for j, (col, pent) in enumerate(rules.PENTAGON_COLUMNS):
-        is_pent[pent] = True
-        for c in col:
-            pcol[c] = j
-            others[c] = [x for x in col if x != c]
     pent_of = np.full(NC, NC, dtype=np.int64)
     for col, pent in rules.PENTAGON_COLUMNS:
+        is_pent[pent] = True
         pent_of[list(col)] = pent
-    peers = np.full((NC, 2), NC, dtype=np.int64)
-    for c, ps in enumerate(rules.CELL_PEERS):
-        peers[c, :len(ps)] = ps
+        for c in col:
+            others[c] = [x for x in col if x != c]
     return {"pcol": pcol, "others": others, "is_pent": is_pent, "pent_of": pent_of,
-            "peers": peers,
+            "peers": rules.CELL_PEER_ARRAY.copy(),
             "col_cells": np.array([col for col, _ in rules.PENTAGON_COLUMNS], dtype=np.int64),
             "pent_cells": np.array([p for _, p in rules.PENTAGON_COLUMNS], dtype=np.int64)}
 

@@ -53,12 +53,8 @@ TOP_SHARE, W_FULL, W_PENT, ROLLS_PER_ENTRY, SLACK, MISTHROW_EXTRA, REROLL_MARGIN
 # Game facts as arrays (numba freezes global arrays into the compiled code).
 _COL_CELLS = np.array([col for col, _ in rules.PENTAGON_COLUMNS], dtype=np.int64)
 _PENT_CELLS = np.array([pent for _, pent in rules.PENTAGON_COLUMNS], dtype=np.int64)
-_CELL_PCOL = np.full(NC, -1, dtype=np.int64)
-for _j, (_col, _) in enumerate(rules.PENTAGON_COLUMNS):
-    _CELL_PCOL[list(_col)] = _j
-_PEERS = np.full((NC, 2), -1, dtype=np.int64)
-for _c, _ps in enumerate(rules.CELL_PEERS):
-    _PEERS[_c, :len(_ps)] = _ps
+_CELL_PCOL = np.array(rules.CELL_PENTAGON_COLUMN, dtype=np.int64)
+_PEERS = rules.CELL_PEER_ARRAY.copy()  # NC: no peer
 _DIST = np.array(SUBSET_DISTRIBUTIONS, dtype=np.float64)
 #: The sums each dice subset can roll (first, last): the rest add 0 to an expected value.
 _SUPPORT = np.array([(np.flatnonzero(d)[0], np.flatnonzero(d)[-1]) if d.any() else (0, -1)
@@ -113,7 +109,7 @@ def _allowed(cells, out):
                 continue
             bits = ((1 << out[c]) - 1) & ~((1 << (largest + 1)) - 1)
             for i in range(2):
-                if _PEERS[c, i] >= 0:
+                if _PEERS[c, i] < NC:
                     bits &= ~(1 << cells[_PEERS[c, i]])
             out[c] = bits & _ALL_VALUES
 

@@ -107,9 +107,7 @@ class SheetFeatures(RawFeatures):
     def __init__(self, observation_size: int = 0) -> None:
         super().__init__()
         # Each cell has at most two column peers; a missing one points at a padding cell.
-        peers = torch.full((2, rules.NUM_CELLS), rules.NUM_CELLS, dtype=torch.long)
-        for cell, others in enumerate(rules.CELL_PEERS):
-            peers[:len(others), cell] = torch.tensor(others, dtype=torch.long)
+        peers = torch.tensor(rules.CELL_PEER_ARRAY.T.tolist(), dtype=torch.long)
         self.register_buffer("peers", peers, persistent=False)
         self.register_buffer("unpack", _bit_table(_HALF), persistent=False)
 

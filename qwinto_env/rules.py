@@ -77,6 +77,16 @@ PENTAGON_COLUMNS: tuple[tuple[tuple[int, ...], int], ...] = tuple(
     (cells, next(c for c in cells if c in _PENTAGON_CELL_SET))
     for cells in COLUMN_CELLS if len(cells) == 3
 )
+#: :data:`CELL_PEERS` for array code, ``(NUM_CELLS, 2)``: a cell with fewer than two peers
+#: names ``NUM_CELLS``, an empty padding cell the array code appends to a sheet.
+CELL_PEER_ARRAY = np.full((NUM_CELLS, 2), NUM_CELLS, dtype=np.int64)
+for _cell, _peers in enumerate(CELL_PEERS):
+    CELL_PEER_ARRAY[_cell, :len(_peers)] = _peers
+CELL_PEER_ARRAY.flags.writeable = False
+#: The index into :data:`PENTAGON_COLUMNS` of each cell's column, -1 where it has none.
+CELL_PENTAGON_COLUMN: tuple[int, ...] = tuple(
+    next((j for j, (cells, _) in enumerate(PENTAGON_COLUMNS) if c in cells), -1)
+    for c in range(NUM_CELLS))
 #: Cells left and right of each cell within its row.
 CELL_LEFT: tuple[tuple[int, ...], ...] = tuple(
     tuple(range(c - c % NUM_FIELDS, c)) for c in range(NUM_CELLS))

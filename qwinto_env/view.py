@@ -400,10 +400,7 @@ def play_announcements(view: BatchView) -> tuple[Any, Any]:
 def _peer_table(B: Backend) -> Any:
     """On ``B``'s device (made once): per cell its two column peers (index 27, an empty
     padding cell, where it has fewer)."""
-    peers = np.full((2, rules.NUM_CELLS), rules.NUM_CELLS)
-    for cell, others in enumerate(rules.CELL_PEERS):
-        peers[:len(others), cell] = others
-    return B.asarray(peers, B.int64)
+    return B.asarray(rules.CELL_PEER_ARRAY.T.copy(), B.int64)
 
 
 def allowed_values(cells: Any) -> Any:
