@@ -18,21 +18,15 @@ import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.spec import cards
-from qwinto_env.spec.dice import DIE_FACES, SUBSET_ROWS
+from qwinto_env.spec.dice import DIE_FACES, SUBSET_ROWS, SUM_WAYS
 
 __all__ = ["SUM_DISTRIBUTIONS", "SUBSET_DISTRIBUTIONS", "ATTAINABILITY"]
 
 
-def _sum_distribution(n: int) -> np.ndarray:
-    dist = np.zeros(rules.MAX_VALUE + 1)
-    for faces in itertools.product(range(1, DIE_FACES + 1), repeat=n):
-        dist[sum(faces)] += 1
-    return dist / DIE_FACES ** n
-
-
 # One die per colour (row): 0..3 dice.
 SUM_DISTRIBUTIONS: tuple[np.ndarray, ...] = (np.zeros(rules.MAX_VALUE + 1),) + tuple(
-    _sum_distribution(n) for n in range(1, rules.NUM_ROWS + 1))
+    np.array(SUM_WAYS[n], dtype=np.float64) / DIE_FACES ** n
+    for n in range(1, rules.NUM_ROWS + 1))
 SUBSET_DISTRIBUTIONS = np.stack([SUM_DISTRIBUTIONS[len(rows)] for rows in SUBSET_ROWS])
 SUBSET_DISTRIBUTIONS.setflags(write=False)
 

@@ -51,8 +51,6 @@ Search algorithms that take the state itself (MCTS) see all of it, hands and pil
 from __future__ import annotations
 
 import math
-import itertools
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -63,10 +61,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError("qwinto_env.openspiel needs OpenSpiel: pip install open-spiel") from exc
 
 from . import rules
-from .cards import CardGame
-from .dice import DiceGame
 from .game import Game
+from .parallel import GAMES
 from .play import describe_action
+from .spec import SPECS
 from .spec import cards as cards_spec
 from .spec import dice as dice_spec
 from .spec.base import check_reward, step_rewards
@@ -75,8 +73,6 @@ __all__ = ["GAME_NAMES", "register", "load", "QwintoGame", "QwintoState", "dice_
 
 #: game name -> OpenSpiel short name.
 GAME_NAMES = {"dice": "python_qwinto_dice", "cards": "python_qwinto_cards"}
-_ENGINES = {"dice": DiceGame, "cards": CardGame}
-_SPECS = {"dice": dice_spec.SPEC, "cards": cards_spec.SPEC}
 _DEFAULT_REWARD = "default"
 _MAX_SCORE = (rules.NUM_ROWS + len(rules.PENTAGON_COLUMNS)) * rules.MAX_VALUE
 _MIN_SCORE = -rules.MISTHROW_PENALTY * rules.MAX_MISTHROWS
@@ -85,13 +81,10 @@ _CHANCE, _TERMINAL, _SIMULTANEOUS = (int(p) for p in (
 
 
 def dice_sum_outcomes(num_dice: int) -> list[tuple[int, float]]:
-    """``(sum, probability)`` of ``num_dice`` fair dice, ascending, exact fractions as floats."""
-    faces = range(1, dice_spec.DIE_FACES + 1)
-    counts: dict[int, int] = {}
-    for throw in itertools.product(faces, repeat=num_dice):
-        counts[sum(throw)] = counts.get(sum(throw), 0) + 1
+    """``(sum, probability)`` of ``num_dice`` (1..3) fair dice, ascending, each probability
+    the float nearest the exact fraction."""
     total = dice_spec.DIE_FACES ** num_dice
-    return [(v, float(Fraction(c, total))) for v, c in sorted(counts.items())]
+    return [(v, ways / total) for v, ways in enumerate(dice_spec.SUM_WAYS[num_dice]) if ways]
 
 
 _SUM_OUTCOMES = {k: dice_sum_outcomes(k) for k in range(1, rules.NUM_ROWS + 1)}
@@ -108,7 +101,7 @@ def _faces_for(subset: int, value: int) -> list[int]:
 
 
 def _game_type(game: str, reward: str = "win") -> Any:
-    spec = _SPECS[game]
+    spec = SPECS[game]
     perfect = game == "dice"
     return pyspiel.GameType(
         short_name=GAME_NAMES[game], long_name=f"Python Qwinto {spec.title}",
@@ -147,7 +140,7 @@ class QwintoGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None):
         params = {**_parameters(self.game_name), **(params or {})}
-        spec = _SPECS[self.game_name]
+        spec = SPECS[self.game_name]
         n = spec.check_num_players(params["num_players"])
         reward = params["reward"]
         self.reward_kind = check_reward(None if reward == _DEFAULT_REWARD else reward, n)
@@ -180,7 +173,7 @@ class QwintoGame(pyspiel.Game):
     def new_engine(self) -> Game:
         """A fresh engine of this game, its generator removed: every chance outcome comes
         from a chance node, so a draw from it would be a bug (and fails loudly)."""
-        engine = _ENGINES[self.game_name](num_players=self.num_players(), **self.engine_options)
+        engine = GAMES[self.game_name](num_players=self.num_players(), **self.engine_options)
         engine.rng = None
         return engine
 

@@ -40,17 +40,26 @@ The global features (``state()``) have the same layout in absolute seat order.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
 from .. import rules
 from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
 
-__all__ = ["DIE_FACES", "PASS", "ROLLS", "ROLL_FIRST", "KEEP", "REROLL", "NUM_ACTIONS", "CHOOSE",
+__all__ = ["DIE_FACES", "PASS", "SUM_WAYS", "ROLLS", "ROLL_FIRST", "KEEP", "REROLL", "NUM_ACTIONS", "CHOOSE",
            "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES", "SUBSET_ROWS", "SEAT",
            "COMMON", "observation_layout", "observation_size", "observation_indices", "SPEC"]
 
 DIE_FACES = 6
+
+#: ``SUM_WAYS[n][v]``: of the ``DIE_FACES ** n`` throws of ``n`` dice (1..3), how many
+#: sum to ``v`` (0..18): the chance of a roll.
+SUM_WAYS: dict[int, tuple[int, ...]] = {
+    n: tuple(sum(sum(throw) == v for throw in itertools.product(range(1, DIE_FACES + 1),
+                                                                 repeat=n))
+             for v in range(rules.MAX_VALUE + 1))
+    for n in range(1, rules.NUM_ROWS + 1)}
 
 # -- actions (0..26 write and 27 pass: see qwinto_env.spec.base) -------------------------
 #: Roll the colour subset with bitmask ``a - PASS`` (28 orange ... 34 all three dice).
