@@ -363,3 +363,25 @@ def test_opponent_games_seat_the_learner_once(tmp_path):
     # no snapshots yet: only the two scripted specs, equal shares
     assert set(np.unique(draws)) == {0, 1}
     assert abs((draws == 0).mean() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("snapshots", [0.0, 0.5])
+def test_torch_trainer_seats_its_scripted_opponents_with_or_without_snapshots(snapshots):
+    """Every opponent row of a rollout is played by the pool: with ``opponents.snapshots=0``
+    the scripted bots were never planned in, and the engine's first legal action played
+    their seats."""
+    from agents.trainers.torch_ppo import TorchPPO
+    cfg = load_config(None, TINY + ["opponents.self_play=0", f"opponents.snapshots={snapshots}",
+                                    "opponents.scripted={greedy: 1}"])
+    ppo = TorchPPO(cfg, torch.device("cpu"))
+    if ppo.snapshots:
+        ppo.pool.add_snapshot(ppo.net)
+    asked = []
+    greedy = ppo.pool.scripted[0].agent
+    act_batch = greedy.act_batch
+    greedy.act_batch = lambda obs, masks: asked.append(len(obs)) or act_batch(obs, masks)
+    ppo.rollout()
+    planned = torch.cat([rows for _, rows in ppo._opponent_plan()]).sort().values
+    every = torch.cat([rows for _, rows in ppo.seats.groups]).sort().values
+    assert torch.equal(planned, every) and len(every) > 0
+    assert asked and asked[0] == len(dict(ppo.seats.groups)["greedy"])

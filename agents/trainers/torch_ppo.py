@@ -213,7 +213,9 @@ class TorchPPO:
                                         self.engine.num_actions, device)
         self.every_seat = torch.ones(S, dtype=torch.bool, device=device)
         self.episodes = Episodes(device)
-        self._plan: tuple[tuple[int, ...], list[tuple[Opponent, torch.Tensor]]] = ((), [])
+        # planned at the first rollout: no key of the snapshots kept matches None
+        self._plan: tuple[tuple[int, ...] | None, list[tuple[Opponent, torch.Tensor]]] = \
+            (None, [])
 
     @property
     def snapshots(self) -> bool:
