@@ -42,7 +42,7 @@ from qwinto_env.spec import SPECS
 from .base import Agent, IllegalMaskError, check_flag
 from .features import FEATURE_SETS, FEATURES
 
-__all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint",
+__all__ = ["PolicyNetwork", "PolicyAgent", "save_checkpoint", "load_checkpoint", "archive_problem",
            "CheckpointError", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
 
 CHECKPOINT_FORMAT = "qwinto-policy"
@@ -184,7 +184,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[PolicyNetwork, dict[str, A
     describe.
     """
     raw = _read_bytes(path)
-    _check(path, _archive_problem(raw))
+    _check(path, archive_problem(raw))
     try:
         data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for a damaged or foreign archive
@@ -217,8 +217,9 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
                               f"{exc.strerror or exc}") from exc
 
 
-def _archive_problem(raw: bytes) -> str | None:
-    """Why ``raw`` is not an intact torch zip archive, or None."""
+def archive_problem(raw: bytes) -> str | None:
+    """Why the bytes of a file are not an intact torch zip archive (a predicate: "is
+    empty"), or None; each member is checked against its CRC-32, which torch does not."""
     if not raw:
         return "is empty"
     if not raw.startswith(_ZIP_MAGIC):

@@ -8,6 +8,7 @@ import io
 import random
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -176,6 +177,38 @@ def test_a_corrupt_trainer_state_is_a_resume_error_naming_the_file(run_copy, dat
             read_trainer_state(path, cfg)
     finally:
         path.write_bytes(good)
+
+
+def test_a_flipped_bit_in_the_trainer_state_is_found_by_its_checksum(run_copy):
+    """torch.load does not check its archive's CRC-32s: a flipped bit in a weight loaded,
+    and the resumed run spread it to every later checkpoint."""
+    import zipfile
+    cfg = load_config(None, [*TINY, "run.name=r"])
+    path = run_copy / "checkpoints" / "trainer_state.pt"
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(raw))) as archive:
+        member = next(i for i in archive.infolist() if i.filename.endswith("/data/0"))
+    name_len, extra_len = struct.unpack_from("<HH", raw, member.header_offset + 26)
+    raw[member.header_offset + 30 + name_len + extra_len + 3] ^= 0x40  # in the member's data
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ResumeError, match="data/0' fails its CRC-32"):
+        read_trainer_state(path, cfg)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (exec, ("import builtins; builtins.PAYLOAD_RAN = True",))
+
+
+def test_a_trainer_state_is_loaded_as_weights_only_and_runs_no_code(run_copy):
+    import builtins
+    cfg = load_config(None, [*TINY, "run.name=r"])
+    path = run_copy / "checkpoints" / "trainer_state.pt"
+    state = torch.load(path, weights_only=True)
+    torch.save({**state, "extra": _Payload()}, path)
+    with pytest.raises(ResumeError, match="not a trainer state"):
+        read_trainer_state(path, cfg)
+    assert not getattr(builtins, "PAYLOAD_RAN", False)
 
 
 def test_train_py_reports_a_corrupt_trainer_state(run_copy, capsys):

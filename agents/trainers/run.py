@@ -23,6 +23,7 @@ and ``--resume`` leaves it alone; one killed during its final evaluation is eval
 from __future__ import annotations
 
 import functools
+import io
 import time
 import warnings
 from pathlib import Path
@@ -36,7 +37,8 @@ from qwinto_env.spec import SPECS
 
 from ..evaluate import format_table, play
 from ..load import AgentSpecError, read_checkpoint
-from ..policy import CheckpointError, PolicyAgent, PolicyNetwork, load_checkpoint, save_checkpoint
+from ..policy import (CheckpointError, PolicyAgent, PolicyNetwork, archive_problem,
+                      load_checkpoint, save_checkpoint)
 from .config import ConfigError, TrainConfig, save_config
 from .threads import ThreadGovernor
 
@@ -106,8 +108,14 @@ def read_trainer_state(path: str | Path, cfg: TrainConfig,
                           f"(a run stopped before its first checkpoint starts again "
                           f"without --resume)")
     try:
-        state = torch.load(path, map_location=device, weights_only=False)
-    except Exception as exc:  # torch raises many types for a truncated or foreign file
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ResumeError(f"cannot resume from {path}: {exc.strerror or exc}") from exc
+    if (problem := archive_problem(raw)) is not None:
+        raise ResumeError(f"cannot resume from {path}: the file {problem}")
+    try:  # weights only: a trainer state holds tensors and plain data, never code to run
+        state = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
+    except Exception as exc:  # torch raises many types for a foreign file
         raise ResumeError(f"cannot resume from {path}: the file is corrupt or not a trainer "
                           f"state ({type(exc).__name__}: {exc})") from exc
     missing = [k for k in STATE_KEYS if not isinstance(state, dict) or k not in state]
