@@ -19,6 +19,7 @@ continues where it stopped. ``--agent`` takes what :func:`agents.load` takes, or
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -122,14 +123,6 @@ def load_agent(spec: str, game: str, num_players: int) -> Any:
     return load(spec, game=game, num_players=num_players)
 
 
-def _run_one(job: tuple) -> dict[str, Any]:
-    from .runner import run_cell
-
-    task, algo, seed, budget, steps, root, threads, show = job
-    return run_cell(task, algo, seed, budget=budget, steps=steps, root=root, threads=threads,
-                    progress=show)
-
-
 def run(args: argparse.Namespace) -> int:
     for algorithm in args.algo:  # every library present before the first cell starts
         require_algorithm(algorithm)
@@ -139,19 +132,24 @@ def run(args: argparse.Namespace) -> int:
                 check_steps(algorithm, task, args.steps or task.budget.steps(args.budget))
             except ValueError as exc:
                 raise ValueError(f"argument --steps: {exc}") from None
-    jobs = [(t, a, s, args.budget, args.steps, args.root, args.threads,
-             not args.no_progress and args.jobs == 1)
+    from .runner import run_cell
+
+    # A job names run_cell in its module: a spawned worker finds it there, where it would
+    # not find a function of this one (run as __main__ by `python -m`).
+    jobs = [functools.partial(run_cell, t, a, s, budget=args.budget, steps=args.steps,
+                              root=args.root, threads=args.threads,
+                              progress=not args.no_progress and args.jobs == 1)
             for t in args.task for a in args.algo for s in args.seed]
     bar = tqdm(total=len(jobs), desc="cells", unit="cell", disable=args.no_progress or
                len(jobs) == 1, position=1 if args.jobs == 1 else 0, leave=True)
     finished = []
     if args.jobs == 1:
         for job in jobs:
-            finished.append(_run_one(job))
+            finished.append(job())
             bar.update()
     else:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-            for future in as_completed([pool.submit(_run_one, job) for job in jobs]):
+            for future in as_completed([pool.submit(job) for job in jobs]):
                 finished.append(future.result())
                 bar.update()
     bar.close()
