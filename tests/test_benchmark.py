@@ -62,6 +62,25 @@ def test_protocol_is_deterministic_and_tells_agents_apart():
     assert protocol.evaluate("random", task, games=40)["mean_score"] < a["mean_score"]
 
 
+@pytest.mark.parametrize("task_id", ["dice-2p-v0", "cards-2p-v0"])
+def test_an_agent_without_act_batch_plays_the_same_games_as_one_with_it(task_id):
+    """The evaluator picks its engine by ``supports_batch``, and the two engines draw
+    chance differently: the protocol plays every agent on the batched one."""
+    from agents import load
+
+    task = get_task(task_id)
+    greedy = load("greedy", game=task.game, num_players=task.num_players)
+
+    class RowByRow(Agent):
+        supports_batch = False
+
+        def act(self, observation, action_mask):
+            return greedy.act(observation, action_mask)
+
+    row = RowByRow(task.game, task.num_players)
+    assert protocol.evaluate(row, task, games=30) == protocol.evaluate(greedy, task, games=30)
+
+
 def test_progress_reports_once_per_update_however_many_points_it_passes():
     seen = []
 

@@ -40,8 +40,10 @@ def tournaments(agent: Agent | str, task: Task, games: int | None = None,
     ev = task.evaluation
     games = ev.games if games is None else games
     seed = ev.seed if seed is None else seed
+    # One engine for every agent, so that every agent plays the same games (the two engines
+    # draw chance differently); one without act_batch is asked row by row.
     kw = dict(game=task.game, num_players=task.num_players, games=games, workers=workers,
-              progress=False)
+              progress=False, engine="batched")
     if task.num_players == 1:
         return [play([agent], seed=seed, **kw)]
     if task.num_players == 2:

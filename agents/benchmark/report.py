@@ -1,8 +1,10 @@
 """The benchmark's table and plots, rebuilt from finished cells.
 
 Per task and algorithm, over its seeds: the interquartile mean (IQM) and the mean of the
-task's metric, each with a 95% percentile confidence interval from the stratified bootstrap over seeds (``rliable``,
-Agarwal et al. 2021, 2,000 resamples, seeded), the mean win rate against each reference
+task's metric, each with the 95% percentile interval of the stratified bootstrap over
+seeds (``rliable``, Agarwal et al. 2021, 2,000 resamples, seeded; over three seeds it is
+their range, since a resample of three values is all one of them 1 time in 27: the spread
+of the seeds, not a 95% confidence interval), the mean win rate against each reference
 and the mean training time. Learning curves (the metric against learner steps and
 against training wall-clock; the mean over seeds, the band min to max) are drawn as one
 PNG per task. :func:`build` writes ``results.json`` (every cell, raw), ``table.csv`` and
@@ -34,7 +36,8 @@ REPS, SEED = 2_000, 0
 
 
 def aggregate(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (task, algorithm): seeds, IQM and mean with 95% CIs, win rates."""
+    """One row per (task, algorithm): seeds, IQM and mean with bootstrap intervals, win
+    rates."""
     require("rliable", "benchmark", "the benchmark table (IQM, bootstrap intervals)")
     from rliable import library as rly, metrics as rm
 
@@ -73,8 +76,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         keys = win_keys(task)
         mine = [r for r in rows if r["task"] == task_id]
         wins = [k.replace("win_rate/", "win vs ").replace("_", " ") for k in keys]
-        head = ["algorithm", "family", "seeds", f"{task.evaluation.metric} IQM [95% CI]",
-                "mean [95% CI]", *wins, "train min"]
+        head = ["algorithm", "family", "seeds", f"{task.evaluation.metric} IQM [bootstrap]",
+                "mean [bootstrap]", *wins, "train min"]
         out += [f"**{task_id}** ({task.description}; {mine[0]['steps']:,} steps)", "",
                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in sorted(mine, key=lambda r: -r["iqm"]):
