@@ -76,7 +76,9 @@ reset (what ``gymnasium.make_vec`` and ``SyncVectorEnv`` need to stack infos):
 * ``scores``: every seat's current score, seat 0 first;
 * ``opponent_actions``: the opponents' real decisions (not forced passes) since the
   learner's previous decision, in order, each ``{"seat", "phase", "action"}`` with
-  ``phase`` the phase in which it was taken;
+  ``phase`` the phase in which it was taken and ``action`` as the learner may see it (a
+  card play from the first hand slots: which card of a hidden hand was played is not
+  public, ``qwinto_env.spec.cards.PUBLIC_PLAYS``);
 * ``skipped_steps``: how many engine steps were played for the learner.
 
 Illegal actions
@@ -271,7 +273,8 @@ class QwintoSingleEnv(gym.Env):
             action = int(self.opponent_at(seat).act(obs[agent]["observation"],
                                                     obs[agent]["action_mask"]))
             actions[agent] = action
-            acted.append({"seat": seat, "phase": phase, "action": action})
+            acted.append({"seat": seat, "phase": phase,
+                          "action": game.spec.public_action(action)})
         observations, rewards, terminations, truncations, infos = table.step(actions)
         self._table_obs = observations
         return observations, rewards, terminations, truncations, infos, acted

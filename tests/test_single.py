@@ -144,6 +144,33 @@ def test_action_masks_is_the_observation_mask():
             break
 
 
+@pytest.mark.parametrize("players", [2, 3])
+def test_card_opponents_plays_are_reported_without_their_hand_slot(players):
+    """A play's hand slot tells where the card lay in the opponent's sorted hidden hand:
+    the learner is told the stacks and the number of cards, from the first slots."""
+    from qwinto_env.spec.cards import PLAYS
+
+    real = []
+
+    class Recording(Agent):
+        def act(self, observation, action_mask):
+            action = int(self.rng.choice(np.flatnonzero(action_mask)))
+            real.append(action)
+            return action
+
+    bots = [Recording("cards", players) for _ in range(players - 1)]
+    env = make("cards", players, opponents=bots)
+    told = [a for seed in range(6) for *_, info in episode(env, seed)
+            for a in info["opponent_actions"]]
+    real_plays = [a for a in real if a in PLAYS]
+    told_plays = [a["action"] for a in told if a["phase"] == "play"]
+    assert len(told_plays) == len(real_plays) > 30
+    assert any(PLAYS[a][0] not in ((0,), (0, 1)) for a in real_plays)
+    for shown, played in zip(told_plays, real_plays):
+        slots, stacks = PLAYS[shown]
+        assert stacks == PLAYS[played][1] and slots == tuple(range(len(PLAYS[played][0])))
+
+
 def test_infos_pass_through_and_opponent_actions():
     env = make("dice", 3, opponents="expert", learner_seat=1)
     steps = episode(env, 3)

@@ -180,6 +180,9 @@ class GameSpec:
     steps_per_turn: int
     #: Length of the ego-centric observation for a player count.
     observation_size: Callable[[int], int]
+    #: A player's action as the other players see it (the card game's plays drop which
+    #: card of the hidden hand was played); by default the action itself.
+    public_action: Callable[[int], int] = int
 
     @property
     def player_counts(self) -> range:

@@ -108,8 +108,8 @@ __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "H
            "NUM_STACKS", "CARD_COLOUR", "CARD_VALUE", "CARD_TUPLES", "CARD_COLOUR_BIT",
            "COLOUR_ROWS", "STACK_NAMES", "STACK_CODES", "NEIGHBOURS", "OTHER_NEIGHBOUR",
            "MIN_PLAY_VALUE", "PASS", "SINGLE_FIRST", "DOUBLE_FIRST", "SLOT_PAIRS",
-           "STACK_PAIRS", "NUM_ACTIONS", "PLAYS", "PLAY_COUNTED", "SINGLE_PLAYS",
-           "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES", "EMPTY_PILE_RULES",
+           "STACK_PAIRS", "NUM_ACTIONS", "PLAYS", "PUBLIC_PLAYS", "public_action",
+           "PLAY_COUNTED", "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES", "EMPTY_PILE_RULES",
            "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON", "MAX_PILE",
            "PLAY_VALUE_SPAN", "observation_layout", "features_layout", "observation_size",
            "observation_indices", "card_name", "play_result", "check_empty_pile", "SPEC"]
@@ -258,6 +258,20 @@ def check_empty_pile(empty_pile: str) -> str:
     return empty_pile
 
 
+#: Each play as the other players see it: the same stacks, from the first hand slots
+#: (which card of a hidden hand was played would tell where it lay in the sorted hand).
+PUBLIC_PLAYS: dict[int, int] = {
+    a: next(b for b, (from_slots, onto) in PLAYS.items()
+            if onto == stacks and from_slots == tuple(range(len(slots))))
+    for a, (slots, stacks) in PLAYS.items()}
+
+
+def public_action(action: int) -> int:
+    """``action`` as the other players see it: a play as in :data:`PUBLIC_PLAYS`."""
+    return PUBLIC_PLAYS.get(int(action), int(action))
+
+
 SPEC = GameSpec(name="cards", title="card game", min_players=1, max_players=4,
                 num_actions=NUM_ACTIONS, pass_action=PASS, phases=PHASE_NAMES,
-                steps_per_turn=2, observation_size=observation_size)
+                steps_per_turn=2, observation_size=observation_size,
+                public_action=public_action)
