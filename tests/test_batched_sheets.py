@@ -62,3 +62,16 @@ def test_sheet_follows_the_rules(backend, moves):
                 sheets.restart(B.rows(B.arange(3) == n))
                 cells[n] = [[0] * 27 for _ in range(2)]
                 misthrows[n] = [0, 0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_sheet_scores_count_at_most_four_misthrows_as_the_rules_do(backend):
+    from qwinto_env.batched import sheet_scores
+    B = get_backend(backend)
+    rng = np.random.default_rng(0)
+    cells = np.zeros((40, rules.NUM_CELLS), dtype=np.int64)
+    cells[:, 0] = rng.integers(1, 10, size=40)
+    misthrows = rng.integers(0, 9, size=40)
+    got = to_np(sheet_scores(B.asarray(cells, B.int64), B.asarray(misthrows, B.int64)))
+    assert (misthrows > rules.MAX_MISTHROWS).any()
+    assert got.tolist() == [rules.cells_score(c.tolist(), m) for c, m in zip(cells, misthrows)]

@@ -155,10 +155,13 @@ _tables_on: dict[tuple[str, str], dict[str, Any]] = {}
 def sheet_scores(cells: Any, misthrows: Any) -> Any:
     """Scores (...) int64 by the rules of sheets ``cells`` (..., 27) (ints, 0 = empty) with
     ``misthrows`` (...), on the arrays' own backend: numpy arrays, or torch tensors on
-    any device (what search bots score afterstates with)."""
+    any device (what search bots score afterstates with). Misthrows past the rules' 4
+    count as 4, as :func:`rules.cells_score` counts them."""
     B = backend_of(cells)
     rows = cells.reshape(*cells.shape[:-1], rules.NUM_ROWS, rules.NUM_FIELDS)
-    return score_sheets(B, tables_on(B), cells, (rows > 0).sum(-1), misthrows)
+    misthrows = B.asarray(misthrows, B.int64)
+    capped = B.where(misthrows > rules.MAX_MISTHROWS, rules.MAX_MISTHROWS, misthrows)
+    return score_sheets(B, tables_on(B), cells, (rows > 0).sum(-1), capped)
 
 
 def tables_on(B: Backend) -> dict[str, Any]:
