@@ -7,6 +7,7 @@ import math
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -106,6 +107,8 @@ def test_a_cell_runs_once_and_resumes_after_a_kill(tmp_path, monkeypatch):
     module = __import__(ALGORITHMS["ppo"], fromlist=["train"])
     monkeypatch.setattr(module, "train", lambda *a: pytest.fail("a done cell was run again"))
     assert runner.run_cell("dice-solo-v0", "ppo", 0, steps=4096, root=tmp_path) == first
+    with pytest.raises(ValueError, match="holds a run of 4096 steps, not 8192"):
+        runner.run_cell("dice-solo-v0", "ppo", 0, steps=8192, root=tmp_path)
     monkeypatch.undo()
     # killed: work/ left behind, no result: the cell runs again from the start, same result
     path.unlink()
@@ -212,10 +215,11 @@ def test_rate_writes_strict_json(tmp_path, monkeypatch):
 
 def test_a_closed_pipe_ends_the_commands_quietly():
     """``| head``: status 1 and nothing on stderr, not a BrokenPipeError traceback."""
-    for argv in (["agents.benchmark", "list"],
-                 ["agents.evaluate", "--agents", "random,greedy", "--games", "4", "--quiet"]):
-        proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+    for argv in (["-m", "agents.benchmark", "list"],
+                 ["-m", "agents.evaluate", "--agents", "random,greedy", "--games", "4", "--quiet"],
+                 ["train.py", "--help-config"]):
+        proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
         proc.stdout.close()  # the reader is gone before the first line
         assert proc.wait(timeout=120) == 1, argv
         assert proc.stderr.read() == b"", argv
@@ -277,6 +281,21 @@ def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):
     assert metrics == {"task": "dice-solo-v0", "agent": "tests.test_benchmark:FirstLegal",
                        **expected}
     assert "mean_score" in capsys.readouterr().out
+
+
+def test_the_console_script_finds_the_users_module_in_the_working_folder(tmp_path):
+    """``python -m`` puts the working folder on the path, a console script does not."""
+    (tmp_path / "mybots.py").write_text(
+        "import numpy as np\nfrom agents.base import Agent\n\n"
+        "class First(Agent):\n"
+        "    def act(self, observation, action_mask):\n"
+        "        return int(np.flatnonzero(action_mask)[0])\n")
+    script = Path(sys.executable).parent / "qwinto-benchmark"
+    result = subprocess.run([str(script), "rate", "--task", "dice-solo-v0", "--agent",
+                             "mybots:First", "--games", "4"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "mean_score" in result.stdout
 
 
 @pytest.mark.parametrize("spec", ["pretrained:dice-2p", "lookahead:pretrained:dice-2p",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -111,6 +112,10 @@ def load_agent(spec: str, game: str, num_players: int) -> Any:
 
     module, _, name = spec.partition(":")
     if name and not has_spec_prefix(spec) and not Path(spec).exists():
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            # a console script's path lacks the working folder, which `python -m` puts
+            # first: the user's module sits there either way (as uvicorn's app:module)
+            sys.path.insert(0, os.getcwd())
         try:
             cls = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as exc:

@@ -97,7 +97,11 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
     out = cell_dir(root, task_id, algorithm, budget, seed)
     done = out / "result.json"
     if done.is_file():
-        return json.loads(done.read_text())
+        result = json.loads(done.read_text())
+        if result.get("steps") != steps:  # a custom budget's cell is kept by seed alone
+            raise ValueError(f"{done} holds a run of {result.get('steps')} steps, not "
+                             f"{steps}: remove its folder {out}, or use another --root")
+        return result
     work = out / "work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
