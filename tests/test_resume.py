@@ -102,6 +102,57 @@ def test_a_refused_resume_changes_no_file(run_copy, capsys, override, message):
     assert snapshot(run_copy) == before
 
 
+def test_a_resume_draws_new_random_streams_from_the_seed_and_the_step(run_copy):
+    """A resume seeded the engine and torch with run.seed again: every stage of a run
+    replayed the dice of its first steps."""
+    cfg = load_config(None, [*TINY, "run.name=r", "run.total_steps=3000"])
+    resumed = [Run(cfg, root=run_copy.parent, resume=True) for _ in range(2)]
+    assert resumed[0].step > 0
+    assert resumed[0].seed == resumed[1].seed != cfg.run.seed
+    fresh = Run(load_config(None, [*TINY, "run.name=new"]), root=run_copy.parent)
+    assert fresh.seed == cfg.run.seed
+
+
+def test_a_new_run_over_a_run_without_its_state_is_refused(run_copy, capsys):
+    (run_copy / "checkpoints" / "trainer_state.pt").unlink()
+    before = snapshot(run_copy)
+    assert run_train(run_copy.parent, "run.name=r", *TINY, "run.seed=3") == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert snapshot(run_copy) == before
+
+
+def test_a_state_its_trainer_refuses_changes_no_file(tmp_path, capsys):
+    """The SB3 model inside the state is read by the trainer, after the run folder is
+    open: config.yaml waits for the first checkpoint."""
+    assert run_train(tmp_path, "run.name=s", "run.trainer=sb3", *TINY) == 0
+    path = tmp_path / "s" / "checkpoints" / "trainer_state.pt"
+    torch.save({**torch.load(path, weights_only=True), "sb3_model": b"not a zip"}, path)
+    (tmp_path / "s" / "final.pt").unlink()
+    before = snapshot(tmp_path / "s")
+    assert run_train(tmp_path, "--resume", "run.name=s", "run.trainer=sb3", *TINY,
+                     "run.total_steps=3000", "eval.final_games=7") == 2
+    assert "the SB3 model it holds does not load" in capsys.readouterr().err
+    assert snapshot(tmp_path / "s") == before
+
+
+def test_a_resumed_run_drops_the_logged_points_past_its_state(run_copy):
+    """A kill after some logging but before the next checkpoint left points past the
+    state's step; the resumed run logs those steps again, and TensorBoard shows each once."""
+    from torch.utils.tensorboard import SummaryWriter
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    cfg = load_config(None, [*TINY, "run.name=r", "run.total_steps=3000"])
+    step = read_trainer_state(run_copy / "checkpoints" / "trainer_state.pt", cfg)["step"]
+    killed = SummaryWriter(str(run_copy / "tb"))
+    killed.add_scalar("probe", 1.0, step + 100)  # logged by the run that was killed
+    killed.close()
+    run = Run(cfg, root=run_copy.parent, resume=True)
+    run.log(step + 100, {"probe": 2.0})
+    run.close()
+    events = EventAccumulator(str(run_copy / "tb"))
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("probe")] == [(step + 100, 2.0)]
+
+
 def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):
     before = snapshot(run_copy)
     assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY) == 0
@@ -115,7 +166,8 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):
     ([], []),
     (["ppo.learning_rate=1e-4"], ["ppo.learning_rate 0.0005 -> 0.0001"]),
     (["opponents.self_play=1", "opponents.scripted={}"],
-     ["opponents.self_play 0.6 -> 1", "opponents.scripted {'random': 0.2, 'greedy': 0.2} -> {}"])])
+     ["opponents.self_play 0.6 -> 1", "opponents.scripted {'random': 0.2, 'greedy': 0.2} -> {}"]),
+    (["run.seed=5"], ["run.seed 0 -> 5"])])
 def test_a_resume_with_other_training_settings_says_which(run_copy, capsys, changes, said):
     """Resuming without the run's overrides trains on with the defaults: allowed (a smaller
     learning rate to finish a run), but each changed field is named, in one line of the

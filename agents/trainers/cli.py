@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from qwinto_env.console import say, warnings_as_lines
+from qwinto_env.console import command_exits, say, warnings_as_lines
 
 from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
 from .preflight import check_resources
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None, prog: str = "qwinto-train") -> int:
     """Train as the arguments say; 0 when done. Every bad argument or config is refused
     before anything is built or written: one line ``<prog>: error: <field>: <reason>``
     on stderr, and 2. Warnings are one line each, ``<prog>: warning: <message>``."""
-    with warnings_as_lines(prog):
+    with warnings_as_lines(prog), command_exits(prog):  # `| head`: no traceback
         return _main(argv, prog)
 
 

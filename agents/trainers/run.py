@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -133,19 +134,21 @@ def read_trainer_state(path: str | Path, cfg: TrainConfig,
     return state
 
 
-#: The config sections that shape training from a resumed state on; a resume that changes
-#: them is allowed (a smaller learning rate to finish) but said, since the run's
-#: config.yaml then records only the new values.
-RESUME_SETTINGS = ("ppo", "opponents")
+#: The config sections, and fields, that shape training from a resumed state on (or that
+#: the run's config.yaml records); a resume that changes them is allowed (a smaller
+#: learning rate to finish) but said, since config.yaml then records only the new values.
+RESUME_SETTINGS = ("ppo", "opponents", "run.seed", "run.init_from")
 
 
 def _say_changed_settings(cfg: TrainConfig, saved: dict[str, Any]) -> None:
     """Warn, naming each field, when ``cfg`` resumes a state saved with other
     :data:`RESUME_SETTINGS` (a resume without the run's overrides gets the defaults)."""
     now = cfg.to_dict()
-    changed = [f"{section}.{key} {old!r} -> {value!r}"
-               for section in RESUME_SETTINGS for key, value in now[section].items()
-               if (old := saved.get(section, {}).get(key)) != value]
+    fields = [(section, key) for name in RESUME_SETTINGS
+              for section, _, field in [name.partition(".")]
+              for key in ([field] if field else now[section])]
+    changed = [f"{section}.{key} {old!r} -> {now[section][key]!r}" for section, key in fields
+               if (old := saved.get(section, {}).get(key)) != now[section][key]]
     if changed:
         warnings.warn(f"resuming run {cfg.run.name!r} with settings other than its saved "
                       f"state's: {', '.join(changed)} (the run goes on with the new ones; "
@@ -167,9 +170,12 @@ class Run:
 
     With ``resume`` the saved trainer state is read and checked before anything is
     written (``state``), so a refused resume raises :class:`ResumeError` and changes no
-    file, and a :attr:`finished` run is left as it is. Otherwise the folder and
-    ``config.yaml`` are written, and a resume completes the policy checkpoints of its
-    state that a kill cut short.
+    file, and a :attr:`finished` run is left as it is; a resume completes the policy
+    checkpoints of its state that a kill cut short, and writes ``config.yaml`` with its
+    first checkpoint (so that a trainer refusing the state later changes no file either,
+    and ``config.yaml`` describes the state beside it). A new run writes the folder and
+    ``config.yaml`` at once, and is refused where the folder holds a run's state or
+    policy files.
     """
 
     def __init__(self, cfg: TrainConfig, root: str | Path = "runs", resume: bool = False):
@@ -179,9 +185,11 @@ class Run:
         self.state_path = self.ckpt_dir / STATE
         self.final_path, self.evaluation_path = self.dir / FINAL, self.dir / EVALUATION
         self.device = resolve_device(cfg.run.device)
-        if not resume and self.state_path.is_file():
-            raise ResumeError(f"run folder {self.dir} already holds a run; pass --resume to "
-                              f"continue it or choose another run.name")
+        held = [p for p in (self.state_path, self.final_path, self.ckpt_dir / LATEST)
+                if p.is_file()]
+        if not resume and held:
+            raise ResumeError(f"run folder {self.dir} already holds a run ({held[0]}); pass "
+                              f"--resume to continue it or choose another run.name")
         #: the trainer state resumed from (``None`` for a fresh run)
         self.state = read_trainer_state(self.state_path, cfg, self.device) if resume else None
         #: the step of the newest trainer state on disk
@@ -200,9 +208,21 @@ class Run:
             _say_changed_settings(cfg, self.state["config"])
         self.threads = ThreadGovernor(cfg.run.torch_threads)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, self.dir / CONFIG)
+        self._config_written = False
         if resume:
             self._complete_checkpoints()
+        else:
+            self._write_config()
+
+    @property
+    def seed(self) -> int:
+        """The seed of the trainer's random streams (engine, torch) from :attr:`step` on:
+        ``run.seed`` for a new run; for a resumed one, drawn from ``run.seed`` and the
+        step, so that it does not replay the draws the run started with."""
+        if self.step == 0:
+            return self.cfg.run.seed
+        return int(np.random.SeedSequence([self.cfg.run.seed, self.step]).generate_state(
+            1, np.uint32)[0])
 
     @property
     def trained(self) -> bool:
@@ -214,7 +234,9 @@ class Run:
     def writer(self):
         if self._writer is None:
             from torch.utils.tensorboard import SummaryWriter  # needs the tensorboard package
-            self._writer = SummaryWriter(str(self.log_dir))
+            # A resume drops the points logged past its state's step (a kill left them).
+            self._writer = SummaryWriter(str(self.log_dir),
+                                         purge_step=self.step + 1 if self.step else None)
         return self._writer
 
     def log(self, step: int, values: dict[str, float]) -> None:
@@ -239,6 +261,11 @@ class Run:
                         metadata={"trainer": cfg.run.trainer, "steps": step,
                                   "config": cfg.to_dict()})
 
+    def _write_config(self) -> None:
+        if not self._config_written:
+            save_config(self.cfg, self.dir / CONFIG)
+            self._config_written = True
+
     def save(self, network: PolicyNetwork, step: int, trainer_state: dict[str, Any]) -> Path:
         """What resuming needs, then the policy checkpoints ``step_<step>.pt`` and
         ``latest.pt``; returns the ``step_<step>.pt`` path.
@@ -246,6 +273,7 @@ class Run:
         Every file is written atomically, the trainer state first: a kill at any moment
         leaves a state to resume from that is at least as new as every policy checkpoint.
         """
+        self._write_config()
         atomic_torch_save({"step": step, "config": self.cfg.to_dict(),
                            "network": network.state_dict(), **trainer_state}, self.state_path)
         self.step = step
@@ -271,6 +299,7 @@ class Run:
     def finish(self, network: PolicyNetwork, report: str) -> None:
         """Write ``evaluation.txt``, then ``final.pt``: a ``final.pt`` holding the newest
         state's policy marks the run :attr:`finished`."""
+        self._write_config()
         atomic_write_text(self.evaluation_path, report + "\n")
         self.save_policy(network, self.final_path, self.step)
 

@@ -38,7 +38,7 @@ from ..features import FEATURES
 from ..policy import PolicyNetwork
 from .config import TrainConfig
 from .pool import OpponentPool
-from .run import Bookkeeping, Run
+from .run import Bookkeeping, ResumeError, Run
 
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -196,7 +196,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     pool = OpponentPool(cfg.opponents, cfg.env.game, cfg.env.num_players, cfg.run.seed)
     opponent = _PoolOpponent(pool, N, pool.self_play_share)
     venv = QwintoVecEnv(N, cfg.env.num_players, game=cfg.env.game, opponents=opponent,
-                        reward=cfg.env.reward, random_start=True, seed=cfg.run.seed)
+                        reward=cfg.env.reward, random_start=True, seed=run.seed)
     env = _ScaledRewards(venv, pc.reward_scale)
     obs_size, num_actions = venv.engine.obs_size, venv.engine.num_actions
     batch = pc.rollout_steps * N
@@ -204,7 +204,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                   n_epochs=pc.update_epochs, gamma=pc.gamma, gae_lambda=pc.gae_lambda,
                   clip_range=pc.clip_coef, ent_coef=pc.ent_coef, vf_coef=pc.vf_coef,
                   max_grad_norm=pc.max_grad_norm, normalize_advantage=pc.normalize_advantages,
-                  seed=cfg.run.seed, verbose=0, tensorboard_log=str(run.log_dir))
+                  seed=run.seed, verbose=0, tensorboard_log=str(run.log_dir))
     done = run.step  # what the resumed state trained (0 for a new run)
     remaining = -(-max(0, cfg.run.total_steps - done) // batch) * batch  # whole rollouts
     kwargs["learning_rate"] = step_size(pc, batch, done + remaining)
@@ -214,7 +214,11 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
         # Runs saved before the trainer state held the model keep it in sb3_model.zip.
         saved = io.BytesIO(state["sb3_model"]) if "sb3_model" in state else \
             run.ckpt_dir / "sb3_model.zip"
-        model = MaskablePPO.load(saved, env=env, device=run.device, **kwargs)
+        try:
+            model = MaskablePPO.load(saved, env=env, device=run.device, **kwargs)
+        except Exception as exc:  # SB3 and zipfile raise many types for a damaged model
+            raise ResumeError(f"cannot resume from {run.state_path}: the SB3 model it holds "
+                              f"does not load ({type(exc).__name__}: {exc})") from exc
         pool.load_state_dict(state["pool"], PolicyNetwork(obs_size, num_actions, **vars(cfg.network)))
     else:
         model = MaskablePPO("MlpPolicy", env, policy_kwargs=dict(

@@ -52,11 +52,12 @@ from .run import Bookkeeping, Run, init_network
 MASKED = -1e8  # logit of an illegal action: probability exactly 0, entropy term exactly 0
 
 
-def make_engine(cfg: TrainConfig, device: torch.device) -> Any:
-    """The batched torch engine of the configured game."""
+def make_engine(cfg: TrainConfig, device: torch.device, seed: int | None = None) -> Any:
+    """The batched torch engine of the configured game (``seed``: ``run.seed``'s)."""
     return BATCHED_GAMES[cfg.env.game](cfg.env.num_games, cfg.env.num_players, backend="torch",
-                                       device=device, seed=cfg.run.seed, reward=cfg.env.reward,
-                                       random_start=True)
+                                       device=device,
+                                       seed=cfg.run.seed if seed is None else seed,
+                                       reward=cfg.env.reward, random_start=True)
 
 
 def masked_logits(network: PolicyNetwork, inputs: torch.Tensor,
@@ -72,8 +73,8 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
     Each update: anneal the step size, roll out, compute the advantages, update, then the
     bookkeeping every trainer shares (:class:`~agents.trainers.run.Bookkeeping`).
     """
-    torch.manual_seed(cfg.run.seed)
-    ppo = TorchPPO(cfg, run.device)
+    torch.manual_seed(run.seed)
+    ppo = TorchPPO(cfg, run.device, run.seed)
     step = ppo.start(run, resume, progress)
     batch, optimizer = ppo.storage.size, ppo.optimizer
     # The step size anneals over the steps of the whole run, so that a resumed run goes
@@ -196,9 +197,9 @@ class TorchPPO:
     pool, the seating, the rollout storage and the episodes since the last update. Its
     methods are the phases of an update."""
 
-    def __init__(self, cfg: TrainConfig, device: torch.device):
+    def __init__(self, cfg: TrainConfig, device: torch.device, seed: int | None = None):
         self.cfg, self.pc, self.device = cfg, cfg.ppo, device
-        self.engine = make_engine(cfg, device)
+        self.engine = make_engine(cfg, device, seed)
         self.net = PolicyNetwork(self.engine.obs_size, self.engine.num_actions,
                                  **vars(cfg.network)).to(device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate,
