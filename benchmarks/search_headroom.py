@@ -65,7 +65,8 @@ def main() -> None:
     verdicts: dict[str, list] = {}
     gained = [[] for _ in searches]
     seconds = [0.0 for _ in searches]
-    for obs, mask, phase in self_play_decisions(args.game, args.decisions, args.seed):
+    for obs, mask, phase in self_play_decisions(args.game, checkpoint, args.decisions,
+                                                args.seed):
         with torch.no_grad():
             logits = reference.network(torch.as_tensor(obs[None]))[0].numpy()
         logits = np.where(mask[None] > 0, logits, -np.inf)
