@@ -172,7 +172,7 @@ class PPOConfig:
     normalize_advantages: bool = documented(True, "normalise the advantages per minibatch")
     decisions_only: bool = documented(False, (
         "torch trainer: leave steps without a choice out of the update (faster, a little "
-        "less learnt per step; README, Trainer speed)"))
+        "less learnt per step; docs/results.md, Trainer speed)"))
 
 
 @dataclass
