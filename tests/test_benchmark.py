@@ -141,6 +141,9 @@ def test_table_gives_rliable_iqm_and_bootstrap_intervals(tmp_path):
     assert (tmp_path / "curves_dice-solo-v0.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "results.json").read_text()) == results
     assert "iqm_low" in (tmp_path / "table.csv").read_text().splitlines()[0]
+    assert "--seed <seed>`;" in text  # the CPU budget: no flag
+    custom = [{**r, "budget": "custom", "steps": 9000} for r in results]
+    assert "--seed <seed> --steps 9000`;" in report.build(custom, tmp_path)
 
 
 def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, capsys):
@@ -177,7 +180,11 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     (["table", "--root", "/no/such", "--doc", "/"], "argument --doc: '/' is a directory"),
     (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", "--steps", "64",
       "--root", "/no/such/root"], "argument --steps: 64 learner steps are fewer than the ppo "
-                                  "baseline trains for on dice-solo-v0 (4,096: one update)"),
+                                  "baseline needs on dice-solo-v0 for its first update (4,096)"),
+    *[(["run", "--task", "dice-2p-v0", "--algo", algo, "--seed", "0", "--steps", "200",
+        "--root", "/no/such/root"], f"fewer than the {algo} baseline needs on dice-2p-v0 for "
+                                    f"its first update ({fewest})")
+      for algo, fewest in (("dqn", "5,001"), ("maskable-ppo", "2,048"), ("nfsp", "2,032"))],
     (["table", "--root", "/no/such", "--doc", "", "--out", __file__], "is a file, not a folder"),
 ])
 def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys, monkeypatch):

@@ -59,7 +59,7 @@ def aggregate(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                "masks": runs[0]["masks"], "seeds": sorted(r["seed"] for r in runs),
                "metric": task.evaluation.metric, "iqm": iqm, "iqm_low": iqm_lo,
                "iqm_high": iqm_hi, "mean": mean, "mean_low": mean_lo, "mean_high": mean_hi,
-               "steps": runs[0]["steps"],
+               "budget": runs[0]["budget"], "steps": runs[0]["steps"],
                "train_minutes": float(np.mean([r["train_seconds"] for r in runs])) / 60}
         for key in win_keys(task):
             row[key] = float(np.mean([r["final"][key] for r in runs]))
@@ -87,8 +87,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      *[f"{r[k]:.1%}" for k in keys],
                      f"{r['train_minutes']:.1f}"]
             out.append("| " + " | ".join(cells) + " |")
+        budget = {"cpu": "", "gpu": " --budget gpu"}.get(mine[0]["budget"],
+                                                          f" --steps {mine[0]['steps']}")
         out += ["", f"Each cell: `python -m agents.benchmark run --task {task_id} --algo "
-                f"<algorithm> --seed <seed>`; curves: "
+                f"<algorithm> --seed <seed>{budget}`; curves: "
                 f"[curves_{task_id}.png](benchmark/curves_{task_id}.png).", ""]
     return "\n".join(out)
 

@@ -10,7 +10,9 @@ Every module named in :data:`ALGORITHMS` defines
   module it imports when it trains and the pip extra that installs it
   (:func:`require_algorithm` checks it before a cell starts);
 * ``min_steps(task) -> int`` (only where a run needs more than one step): the fewest
-  learner steps it trains for (:func:`check_steps` refuses fewer before a cell starts);
+  learner steps after which it has learnt anything, its first update
+  (:func:`check_steps` refuses fewer before a cell starts: the cell would record the
+  untrained agent);
 * ``train(task, seed, steps, workdir, progress) -> Agent``: train on ``task``
   (:class:`agents.benchmark.tasks.Task`) for ``steps`` learner steps from ``seed``,
   writing what it needs under ``workdir`` (a fresh folder), and return the trained agent
@@ -64,8 +66,8 @@ def check_steps(name: str, task: Any, steps: int) -> None:
     module = get_algorithm(name)
     fewest = module.min_steps(task) if hasattr(module, "min_steps") else 1
     if steps < fewest:
-        raise ValueError(f"{steps:,} learner steps are fewer than the {name} baseline trains "
-                         f"for on {task.id} ({fewest:,}: one update)")
+        raise ValueError(f"{steps:,} learner steps are fewer than the {name} baseline needs "
+                         f"on {task.id} for its first update ({fewest:,})")
 
 
 class Progress:

@@ -63,7 +63,7 @@ from torch import nn
 from . import Progress
 from .common import ModuleAgent
 
-__all__ = ["FAMILY", "MASKS", "LIBRARY", "Config", "QNetwork", "ReplayBuffer", "td_target",
+__all__ = ["FAMILY", "MASKS", "LIBRARY", "min_steps", "Config", "QNetwork", "ReplayBuffer", "td_target",
            "epsilon", "act", "train"]
 
 FAMILY = "value-based"
@@ -130,6 +130,11 @@ class ReplayBuffer:
         idx = rng.integers(self.size if self.full else self.pos, size=batch_size)
         return {name: torch.as_tensor(getattr(self, name)[idx])
                 for name in ("obs", "action", "reward", "next_obs", "next_mask", "done")}
+
+
+def min_steps(task: Any) -> int:
+    """The first gradient step comes after ``learning_starts`` steps of exploration."""
+    return Config().learning_starts + 1
 
 
 def td_target(reward: torch.Tensor, done: torch.Tensor, next_mask: torch.Tensor,

@@ -38,7 +38,7 @@ from torch import nn
 
 from .common import ModuleAgent
 
-__all__ = ["FAMILY", "MASKS", "LIBRARY", "NUM_ENVS", "N_STEPS", "train", "make_vec_env",
+__all__ = ["FAMILY", "MASKS", "LIBRARY", "NUM_ENVS", "N_STEPS", "min_steps", "train", "make_vec_env",
            "policy_agent"]
 
 FAMILY = "policy gradient"
@@ -47,6 +47,11 @@ LIBRARY = "sb3-contrib MaskablePPO"
 
 NUM_ENVS = 4
 N_STEPS = 512  # per env: NUM_ENVS * N_STEPS = MaskablePPO's default 2,048 per update
+
+
+def min_steps(task: Any) -> int:
+    """One rollout of every env: MaskablePPO's first update."""
+    return NUM_ENVS * N_STEPS
 
 
 def make_vec_env(task: Any, num_envs: int = NUM_ENVS) -> DummyVecEnv:

@@ -63,6 +63,13 @@ HYPERPARAMETERS: dict[str, Any] = {
 }
 
 
+def min_steps(task: Task) -> int:
+    """Each seat's agent learns once its buffer holds ``min_buffer_size_to_learn``
+    decisions and then every ``learn_every``; the seats share the steps about equally."""
+    h = HYPERPARAMETERS
+    return task.num_players * (h["min_buffer_size_to_learn"] + h["learn_every"])
+
+
 def _agents(env: Any, seed: int) -> list:
     from open_spiel.python.pytorch import nfsp
 
