@@ -295,7 +295,7 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
                 chosen = mask.argmax(axis=1)
                 ask = ((mask > 0).sum(axis=1) > 1) & ~finished
                 if ask.any():
-                    chosen[ask] = agent.act_batch(obs[g[ask], s[ask]], mask[ask])
+                    chosen[ask] = _batch_actions(agent, obs[g[ask], s[ask]], mask[ask])
                     decisions += int(ask.sum())
                 actions[g, s] = chosen
             result = engine.step(actions)
@@ -308,6 +308,28 @@ def _play_batched(game: str, agents: Sequence[Agent], num_players: int, seat_of:
             if progress is not None:
                 progress(int(first.sum()), decisions)
     return out
+
+
+def _batch_actions(agent: Agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``agent.act_batch`` of the rows, checked as the single engine checks an action:
+    :class:`EvaluationError` naming the agent unless it gives one legal integer action
+    per row (numpy would truncate floats and broadcast a short answer without a word)."""
+    got = agent.act_batch(obs, masks)
+    actions = np.asarray(got.cpu() if hasattr(got, "cpu") else got)
+    problem = None
+    if actions.shape != (len(obs),):
+        problem = f"{actions.shape} actions for {len(obs)} decisions"
+    elif actions.dtype.kind not in "iu":
+        problem = f"actions of dtype {actions.dtype}, not integers"
+    else:
+        bad = (actions < 0) | (actions >= masks.shape[1])
+        bad[~bad] = masks[np.flatnonzero(~bad), actions[~bad]] == 0
+        if bad.any():
+            problem = f"the illegal action {int(actions[bad.argmax()])}"
+    if problem is not None:
+        raise EvaluationError(f"agent {getattr(agent, 'name', agent)!r}: act_batch returned "
+                              f"{problem}")
+    return actions
 
 
 def _record_finished(out: dict[str, np.ndarray], game: str, result: Any, first: np.ndarray,

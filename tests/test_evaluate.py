@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -395,3 +396,24 @@ def test_round_robin_command_line(tmp_path, capsys):
     assert [(r["agent"], r["games_played"]) for r in rows] == [
         ("random", "8"), ("greedy", "8"), ("expert", "8")]
     assert (tmp_path / "rr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("answer, message", [
+    (lambda obs, masks: masks.argmax(1) + 0.7, "dtype float64, not integers"),
+    (lambda obs, masks: None, "() actions for"),
+    (lambda obs, masks: masks.argmax(1)[:1], "(1,) actions for"),
+    (lambda obs, masks: (masks == 0).argmax(1), "the illegal action"),
+])
+def test_a_batch_agent_giving_bad_actions_is_named(answer, message):
+    """On the batched engine a float was truncated, a short answer broadcast over every
+    game, and None a bare TypeError; the single engine refuses each, naming the seats."""
+    class Broken(RandomAgent):
+        name = "broken"
+
+        def act_batch(self, obs, masks):
+            return answer(obs, masks)
+
+    with pytest.raises(EvaluationError,
+                       match=re.escape(f"agent 'broken': act_batch returned ") + ".*" +
+                       re.escape(message)):
+        play([Broken("dice", 2), "random"], games=8, seed=0, engine="batched", progress=False)
