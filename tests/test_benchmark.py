@@ -323,3 +323,18 @@ def test_a_reference_rated_by_the_protocol_lands_on_its_frozen_rating():
     frozen = get_ladder(task.ladder).ratings["greedy"].rating
     assert first["rating_low"] <= frozen <= first["rating_high"]
     assert first["rating_high"] - first["rating_low"] < 200
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"task": "dice-2p-v0", ', "not a cell's result (Expecting"),
+    ("[]", "not a cell's result (no task"), ("{}", "not a cell's result (no task"),
+    (None, "unknown task 'dice-2p-v9'")])
+def test_a_damaged_cell_result_is_named_by_table_and_run(tmp_path, capsys, text, message):
+    good = _fake("dice-solo-v0", "ppo", 0, 10.0)
+    path = runner.cell_dir(tmp_path, "dice-solo-v0", "ppo", "cpu", 0) / "result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text if text is not None else json.dumps({**good, "task": "dice-2p-v9"}))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: {message}")):
+        runner.read_results(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        runner.run_cell("dice-solo-v0", "ppo", 0, root=tmp_path)

@@ -42,7 +42,7 @@ from qwinto_env.fileio import atomic_write_text
 
 from . import protocol
 from .algorithms import Progress, check_steps, require_algorithm
-from .tasks import Task, get_task
+from .tasks import TASKS, Task, get_task
 
 __all__ = ["run_cell", "cell_dir", "read_results", "CURVE_POINTS"]
 
@@ -97,7 +97,7 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
     out = cell_dir(root, task_id, algorithm, budget, seed)
     done = out / "result.json"
     if done.is_file():
-        result = json.loads(done.read_text())
+        result = read_result(done)
         if result.get("steps") != steps:  # a custom budget's cell is kept by seed alone
             raise ValueError(f"{done} holds a run of {result.get('steps')} steps, not "
                              f"{steps}: remove its folder {out}, or use another --root")
@@ -126,7 +126,27 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
 def read_results(root: str | Path, budget: str = "cpu") -> list[dict[str, Any]]:
     """Every finished cell's result under ``root`` for ``budget``, in a stable order."""
     paths = sorted(Path(root).glob(f"*/*/{budget}/seed_*/result.json"))
-    return [json.loads(p.read_text()) for p in paths]
+    return [read_result(p) for p in paths]
+
+
+#: What every cell's result.json holds, at least (the module's table).
+RESULT_KEYS = ("task", "algorithm", "seed", "budget", "steps", "family", "masks", "final",
+               "curve", "train_seconds")
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """A cell's ``result.json``; ValueError naming the file unless it is a JSON object
+    with :data:`RESULT_KEYS` for a known task."""
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a cell's result ({exc})") from None
+    missing = [k for k in RESULT_KEYS if not isinstance(result, dict) or k not in result]
+    if missing:
+        raise ValueError(f"{path}: not a cell's result (no {', '.join(missing)})")
+    if not isinstance(result["task"], str) or result["task"] not in TASKS:
+        raise ValueError(f"{path}: unknown task {result['task']!r}")
+    return result
 
 
 def _command(task: str, algorithm: str, seed: int, budget: str, steps: int, threads: int) -> str:
