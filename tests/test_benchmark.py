@@ -186,6 +186,10 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
                                     f"its first update ({fewest})")
       for algo, fewest in (("dqn", "5,001"), ("maskable-ppo", "2,048"), ("nfsp", "2,032"))],
     (["table", "--root", "/no/such", "--doc", "", "--out", __file__], "is a file, not a folder"),
+    (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "18446744073709551621"],
+     "seeds must be in 0..4294967295"),
+    (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", "--root", __file__],
+     "argument --root: "),
 ])
 def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys, monkeypatch):
     """Each before any game is played (the protocol would raise) or any file written."""
@@ -338,3 +342,10 @@ def test_a_damaged_cell_result_is_named_by_table_and_run(tmp_path, capsys, text,
         runner.read_results(tmp_path)
     with pytest.raises(ValueError, match=re.escape(str(path))):
         runner.run_cell("dice-solo-v0", "ppo", 0, root=tmp_path)
+
+
+def test_a_cell_named_twice_runs_once():
+    """``--seed 1,1`` listed the cell twice, and with --jobs 2 trained it twice at once in
+    one folder."""
+    assert cli._seeds("1,1,0") == [1, 0]
+    assert cli._names("ppo,dqn,ppo", list(ALGORITHMS), "algorithm") == ["ppo", "dqn"]

@@ -48,7 +48,7 @@ def _names(value: str, known: Sequence[str], what: str) -> list[str]:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown)}; known: "
                                          f"{', '.join(known)} (or all)")
-    return names
+    return list(dict.fromkeys(names))  # a cell named twice runs once
 
 
 def _seeds(value: str) -> list[int]:
@@ -56,9 +56,9 @@ def _seeds(value: str) -> list[int]:
         seeds = [int(s) for s in value.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"seeds are integers separated by commas, got {value!r}")
-    if any(s < 0 for s in seeds):
-        raise argparse.ArgumentTypeError(f"seeds must be >= 0, got {value!r}")
-    return seeds
+    if any(not 0 <= s < 2 ** 32 for s in seeds):  # what every library's seeding takes
+        raise argparse.ArgumentTypeError(f"seeds must be in 0..{2 ** 32 - 1}, got {value!r}")
+    return list(dict.fromkeys(seeds))
 
 
 def _positive(value: str) -> int:
@@ -129,6 +129,8 @@ def load_agent(spec: str, game: str, num_players: int) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    if Path(args.root).exists() and not Path(args.root).is_dir():
+        raise ValueError(f"argument --root: {args.root!r} is a file, not a folder")
     for algorithm in args.algo:  # every library present before the first cell starts
         require_algorithm(algorithm)
     for algorithm in args.algo:  # and every budget enough
