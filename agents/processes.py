@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import sys
 from typing import Any, Callable, Iterator, Sequence
@@ -46,7 +47,7 @@ def in_processes(worker: Callable[[Any], Any], jobs: Sequence[Any], processes: i
         with _sigint_blocked():  # the workers inherit it: see _sigint_blocked
             pool = stack.enter_context(context.Pool(
                 min(processes, len(jobs)), initializer=_start_worker,
-                initargs=(finished, decided, common)))
+                initargs=(finished, decided, common, os.getpid())))
         bar = stack.enter_context(tqdm(total=total, desc=desc, unit="game",
                                        disable=not progress, file=sys.stderr))
         pending = pool.map_async(worker, jobs)
@@ -89,7 +90,7 @@ def _show_decisions(bar: tqdm, decisions: int) -> None:
         bar.set_postfix_str(f"{decisions:,} decisions", refresh=False)
 
 
-def _start_worker(finished: Any, decided: Any, common: Any) -> None:
+def _start_worker(finished: Any, decided: Any, common: Any, parent: int) -> None:
     # One torch thread per worker: several workers each running torch's default thread
     # count oversubscribe the cores, and torch's threads then mostly wait on each other.
     import torch
@@ -97,6 +98,20 @@ def _start_worker(finished: Any, decided: Any, common: Any) -> None:
     global _finished, _decided, _common
     _finished, _decided, _common = finished, decided, common
     torch.set_num_threads(1)
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """Linux: the kernel ends this worker when ``parent`` dies, even by SIGKILL, which
+    leaves the pool no chance to stop its workers (they played on for good, orphans)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the call
+        os._exit(1)
 
 
 @contextlib.contextmanager

@@ -303,3 +303,34 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(moment):
             return
         time.sleep(0.2)
     pytest.fail("a worker process outlived the interrupted evaluator")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_workers_die_with_a_parent_killed_outright(tmp_path):
+    """SIGKILL leaves the pool no chance to stop its workers: they played on, orphans,
+    for as long as their jobs ran (a search bot's, half an hour)."""
+    script = tmp_path / "pool.py"
+    script.write_text("import time\nfrom agents.processes import in_processes\n"
+                      "if __name__ == '__main__':\n"
+                      "    in_processes(time.sleep, [300, 300], 2, 2, '', False)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=Path(__file__).resolve().parent.parent)
+    try:
+        workers: list[int] = []
+        for _ in range(600):  # the workers start (they import torch)
+            time.sleep(0.1)
+            children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()
+            if len(children) >= 3:  # two workers and multiprocessing's resource tracker
+                workers = [int(c) for c in children]
+                break
+        assert workers, "the pool did not start"
+        time.sleep(1.0)  # past the workers' initializer
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [w for w in workers if Path(f"/proc/{w}").exists()]
+    for w in alive:
+        os.kill(w, signal.SIGKILL)
+    assert not alive
