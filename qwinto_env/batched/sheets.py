@@ -159,7 +159,7 @@ def sheet_scores(cells: Any, misthrows: Any) -> Any:
     count as 4, as :func:`rules.cells_score` counts them."""
     B = backend_of(cells)
     rows = cells.reshape(*cells.shape[:-1], rules.NUM_ROWS, rules.NUM_FIELDS)
-    misthrows = B.asarray(misthrows, B.int64)
+    misthrows = B.astype(misthrows, B.int64)
     capped = B.where(misthrows > rules.MAX_MISTHROWS, rules.MAX_MISTHROWS, misthrows)
     return score_sheets(B, tables_on(B), cells, (rows > 0).sum(-1), capped)
 
