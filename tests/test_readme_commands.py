@@ -5,7 +5,8 @@ run here too (and :func:`test_every_readme_command_has_a_runner` fails until thi
 knows how to shorten it). Budgets shrink only sizes (steps, games, seconds); every flag
 and override the README writes is kept. The console scripts ``qwinto-train`` and
 ``qwinto-evaluate`` shrink like ``python train.py`` and ``python -m agents.evaluate``, the
-programs they run; a benchmark cell trains 4,096 steps in the test's folder. The install steps of the quickstart are what ``.ci/run`` does in a
+programs they run; a benchmark cell trains 4,096 steps (or the fewest its algorithm learns
+from) in the test's folder. The install steps of the quickstart are what ``.ci/run`` does in a
 fresh virtual environment, so they are not repeated here.
 """
 
@@ -78,12 +79,20 @@ def shrink_options(words: list[str]) -> list[str]:
 
 
 def shrink_benchmark(words: list[str], tmp: Path) -> list[str]:
-    """A benchmark cell at 4,096 steps in the test's folder; a rating on 16 games."""
+    """A benchmark cell at 4,096 steps (or the fewest its algorithm learns from) in the
+    test's folder; a rating on 16 games."""
+    from agents.benchmark.algorithms import get_algorithm
+    from agents.benchmark.tasks import get_task
+
     out = shrink_options(words)
     if "run" in out:
         if "--budget" in out:
             del out[out.index("--budget"):out.index("--budget") + 2]
-        out += ["--steps", "4096", "--root", str(tmp / "benchmark_runs"), "--no-progress"]
+        module = get_algorithm(out[out.index("--algo") + 1])
+        fewest = module.min_steps(get_task(out[out.index("--task") + 1])) \
+            if hasattr(module, "min_steps") else 1
+        out += ["--steps", str(max(4096, fewest)), "--root", str(tmp / "benchmark_runs"),
+                "--no-progress"]
     if "rate" in out and "--games" not in out:
         out += ["--games", "16"]
     return out
