@@ -349,3 +349,15 @@ def test_a_cell_named_twice_runs_once():
     one folder."""
     assert cli._seeds("1,1,0") == [1, 0]
     assert cli._names("ppo,dqn,ppo", list(ALGORITHMS), "algorithm") == ["ppo", "dqn"]
+
+
+def test_run_with_two_jobs_under_python_m(tmp_path):
+    """Spawned workers cannot import a function of the package's ``__main__``: every cell
+    of ``python -m agents.benchmark run --jobs 2`` failed with BrokenProcessPool."""
+    result = subprocess.run([sys.executable, "-m", "agents.benchmark", "run", "--task",
+                             "dice-solo-v0", "--algo", "ppo", "--seed", "0,1", "--steps", "4096",
+                             "--jobs", "2", "--root", str(tmp_path), "--no-progress"],
+                            cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert len(runner.read_results(tmp_path, "custom")) == 2
