@@ -313,7 +313,8 @@ def test_workers_die_with_a_parent_killed_outright(tmp_path):
     script.write_text("import time\nfrom agents.processes import in_processes\n"
                       "if __name__ == '__main__':\n"
                       "    in_processes(time.sleep, [300, 300], 2, 2, '', False)\n")
-    parent = subprocess.Popen([sys.executable, str(script)], cwd=Path(__file__).resolve().parent.parent)
+    parent = subprocess.Popen([sys.executable, str(script)],
+                              cwd=Path(__file__).resolve().parent.parent)
     try:
         workers: list[int] = []
         for _ in range(600):  # the workers start (they import torch)

@@ -222,7 +222,8 @@ def assignments(name: str) -> list[str]:
     ("ROLL_FIRST", ["qwinto_env.spec.dice"]), ("SINGLE_FIRST", ["qwinto_env.spec.cards"]),
     ("DOUBLE_FIRST", ["qwinto_env.spec.cards"]), ("REWARDS", ["qwinto_env.spec.base"]),
     ("SUBSET_ROWS", ["qwinto_env.spec.dice"]), ("COLOUR_ROWS", ["qwinto_env.spec.base"]),
-    ("SEAT", ["qwinto_env.spec.cards", "qwinto_env.spec.dice"]), ("DIE_FACES", ["qwinto_env.spec.dice"]),
+    ("SEAT", ["qwinto_env.spec.cards", "qwinto_env.spec.dice"]),
+    ("DIE_FACES", ["qwinto_env.spec.dice"]),
 ])
 def test_a_fact_is_assigned_in_one_place(name, places):
     assert sorted(assignments(name)) == places

@@ -198,6 +198,7 @@ class Run:
         self.finished = self.trained and self.evaluation_path.is_file() and \
             _holds(self.final_path, self.state["network"])
         self._writer = None
+        self._config_written = False
         self._started = time.perf_counter()
         #: called after every update as ``observer(step, policy)`` (``policy()`` returns
         #: the current policy network): how a caller follows a run (the benchmark's curves)
@@ -208,7 +209,6 @@ class Run:
             _say_changed_settings(cfg, self.state["config"])
         self.threads = ThreadGovernor(cfg.run.torch_threads)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        self._config_written = False
         if resume:
             self._complete_checkpoints()
         else:

@@ -63,7 +63,8 @@ from torch import nn
 from . import Progress
 from .common import ModuleAgent
 
-__all__ = ["FAMILY", "MASKS", "LIBRARY", "min_steps", "Config", "QNetwork", "ReplayBuffer", "td_target",
+__all__ = ["FAMILY", "MASKS", "LIBRARY", "min_steps", "Config", "QNetwork", "ReplayBuffer",
+           "td_target",
            "epsilon", "act", "train"]
 
 FAMILY = "value-based"

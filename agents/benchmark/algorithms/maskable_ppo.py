@@ -38,7 +38,8 @@ from torch import nn
 
 from .common import ModuleAgent
 
-__all__ = ["FAMILY", "MASKS", "LIBRARY", "NUM_ENVS", "N_STEPS", "min_steps", "train", "make_vec_env",
+__all__ = ["FAMILY", "MASKS", "LIBRARY", "NUM_ENVS", "N_STEPS", "min_steps", "train",
+           "make_vec_env",
            "policy_agent"]
 
 FAMILY = "policy gradient"
