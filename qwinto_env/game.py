@@ -33,8 +33,9 @@ class IllegalActionError(ValueError):
         super().__init__(f"{message}; {hint}" if hint else message)
 
 
-def check_seed(seed: Any) -> int | None:
-    """``seed`` as a Python int (or ``None``); ValueError unless it is a non-negative integer.
+def check_seed(seed: Any, limit: int | None = None) -> int | None:
+    """``seed`` as a Python int (or ``None``); ValueError naming it unless it is a
+    non-negative integer, below ``limit`` where one is given.
 
     Numpy integers are accepted like Python ints; bools, floats, strings and negative
     numbers are refused, as Gymnasium's ``reset(seed=...)`` refuses them (bools too,
@@ -45,8 +46,9 @@ def check_seed(seed: Any) -> int | None:
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be None or a non-negative integer, "
                          f"got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+    if seed < 0 or (limit is not None and seed >= limit):
+        bound = "a non-negative integer" if limit is None else f"an integer in 0..{limit - 1:,}"
+        raise ValueError(f"seed must be None or {bound}, got {seed!r}")
     return int(seed)
 
 

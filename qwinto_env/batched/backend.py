@@ -23,6 +23,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import game
+
 BACKENDS = ("numpy", "torch")
 #: Seeds both backends take: torch's generators hold 64 bits, numpy's refuse negatives.
 SEED_LIMIT = 1 << 64
@@ -31,12 +33,7 @@ SEED_LIMIT = 1 << 64
 def check_seed(seed: Any) -> int | None:
     """``seed`` as a Python int, or None; ``ValueError`` naming it unless it is None or
     an integer (Python or numpy, not bool) in ``0..2**64-1``."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
-            or not 0 <= seed < SEED_LIMIT:
-        raise ValueError(f"seed must be None or an integer in 0..2**64-1, got {seed!r}")
-    return int(seed)
+    return game.check_seed(seed, SEED_LIMIT)
 
 
 def integer_array(x: Any, what: str) -> np.ndarray:
