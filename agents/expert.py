@@ -62,7 +62,8 @@ import numpy as np
 
 from qwinto_env import rules
 from qwinto_env.spec import cards
-from qwinto_env.spec.dice import CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, SUBSET_ROWS
+from qwinto_env.spec.dice import (CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, ROLL_OFFSET,
+                                   SUBSET_ROWS)
 from qwinto_env.view import BatchView, CardsView, DiceView
 
 from . import expert_batched, expert_numba
@@ -348,7 +349,7 @@ class ExpertAgent(DecodingAgent):
         if view.phase == CHOOSE:
             best_a, best_ev = int(legal[0]), -math.inf
             for a in legal:
-                subset = int(a) - PASS
+                subset = int(a) - ROLL_OFFSET
                 vals = self._subset_values(row_best, misthrow_value, subset)
                 dist = SUBSET_DISTRIBUTIONS[subset]
                 ev1 = float(dist @ vals)

@@ -351,7 +351,7 @@ def _choose(legal, best, misthrow, margin, vals):
     for a in range(_ROLL_FIRST, _KEEP):
         if not legal[a]:
             continue
-        subset = a - PASS
+        subset = a - dice.ROLL_OFFSET
         ev1 = _subset_ev(best, misthrow, subset, vals)
         ev = 0.0
         for v in range(_SUPPORT[subset, 0], _SUPPORT[subset, 1] + 1):

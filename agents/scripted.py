@@ -36,8 +36,8 @@ import numpy as np
 from qwinto_env import rules
 from qwinto_env.batched.backend import SEED_LIMIT, Backend, backend_of
 from qwinto_env.spec import cards
-from qwinto_env.spec.dice import (CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, ROLL_FIRST, ROLLS,
-                                  SUBSET_ROWS)
+from qwinto_env.spec.dice import (CHOOSE, KEEP, PASS, REROLL, REROLL_DECISION, ROLL_FIRST,
+                                  ROLL_OFFSET, ROLLS, SUBSET_ROWS)
 from qwinto_env.view import BatchView, CardsView, DiceView, allowed_values, play_announcements
 
 from .base import Agent, DecodingAgent, check_number, legal_indices, legal_rows
@@ -128,7 +128,7 @@ class GreedyAgent(DecodingAgent):
                 fit_bits[c // rules.NUM_FIELDS] |= allowed[c] & self._near_bits[c]
             best_a, best_p = int(legal[-1]), -1.0
             for a in legal:
-                subset = int(a) - PASS
+                subset = int(a) - ROLL_OFFSET
                 bits = 0
                 for r in SUBSET_ROWS[subset]:
                     bits |= fit_bits[r]
@@ -232,7 +232,7 @@ def _greedy_tables(B: Backend, tolerance: float) -> _Tables:
     near[:, 0] = False
     within = _DISTANCE_RANK[near]
     cells = np.arange(rules.NUM_CELLS)
-    rows = [[int(r in SUBSET_ROWS[a - PASS]) for r in range(rules.NUM_ROWS)] for a in ROLLS]
+    rows = [[int(r in SUBSET_ROWS[a - ROLL_OFFSET]) for r in range(rules.NUM_ROWS)] for a in ROLLS]
     offset, start, width, ranks = _roll_ranks()
     i64 = B.int64
     return _Tables(

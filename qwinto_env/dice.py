@@ -99,7 +99,7 @@ class DiceGame(Game):
         self._legal = None
         if phase == CHOOSE:
             faces = self._faces(chance)
-            self.subset = actions[self.active] - PASS
+            self.subset = actions[self.active] - ROLL_OFFSET
             self._roll(faces)
             self.phase = REROLL_DECISION
             self.reroll_left = True

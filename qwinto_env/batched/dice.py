@@ -77,7 +77,8 @@ import numpy as np
 
 from .. import rules
 from ..spec.dice import (CHOOSE, DIE_FACES, ENTRY, KEEP, OVER, PASS, REROLL, REROLL_DECISION,
-                         ROLLS, SEAT, SPEC, SUBSET_ROWS, observation_indices, observation_layout)
+                         ROLL_OFFSET, ROLLS, SEAT, SPEC, SUBSET_ROWS, observation_indices,
+                         observation_layout)
 from .base import BatchedGame, StepResult
 from .backend import Rows, to_backend
 from .sheets import VALUE_SLOTS, check_sheets, position_array
@@ -272,7 +273,7 @@ class BatchedDiceGame(BatchedGame):
         if phase == CHOOSE:
             act = B.flat(a)[self._base_game + self.active]
             # A non-roll id still rolls 1..7 colours: a legal roll, and an index in range.
-            self.subset = B.clip(act - PASS, 1, _ALL_DICE)
+            self.subset = B.clip(act - ROLL_OFFSET, 1, _ALL_DICE)
             self._roll(self._faces(faces), None)
             self.phase = REROLL_DECISION
         elif phase == REROLL_DECISION:

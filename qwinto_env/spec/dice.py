@@ -47,9 +47,8 @@ import numpy as np
 from .. import rules
 from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
 
-__all__ = ["DIE_FACES", "PASS", "SUM_WAYS", "ROLLS", "ROLL_FIRST", "KEEP", "REROLL", "NUM_ACTIONS",
-           "CHOOSE",
-           "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES", "SUBSET_ROWS", "SEAT",
+__all__ = ["DIE_FACES", "PASS", "SUM_WAYS", "ROLLS", "ROLL_OFFSET", "ROLL_FIRST", "KEEP",
+           "REROLL", "NUM_ACTIONS", "CHOOSE", "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES", "SUBSET_ROWS", "SEAT",
            "COMMON", "observation_layout", "observation_size", "observation_indices", "SPEC"]
 
 DIE_FACES = 6
@@ -63,8 +62,10 @@ SUM_WAYS: dict[int, tuple[int, ...]] = {
     for n in range(1, rules.NUM_ROWS + 1)}
 
 # -- actions (0..26 write and 27 pass: see qwinto_env.spec.base) -------------------------
-#: Roll the colour subset with bitmask ``a - PASS`` (28 orange ... 34 all three dice).
-ROLLS = range(PASS + 1, PASS + len(COLOUR_ROWS))
+#: Action ``ROLL_OFFSET + m`` rolls the dice of the colour subset with bitmask ``m``
+#: (1..7: 28 orange ... 34 all three dice); ``SUBSET_ROWS[m]`` are their rows.
+ROLL_OFFSET = PASS
+ROLLS = range(ROLL_OFFSET + 1, ROLL_OFFSET + len(COLOUR_ROWS))
 ROLL_FIRST = ROLLS.start
 KEEP = ROLLS.stop
 REROLL = KEEP + 1
