@@ -164,7 +164,7 @@ class CardGame(Game):
 
     def will_reshuffle(self) -> bool:
         """Whether the next step reshuffles the covered cards into a new draw pile."""
-        if self.phase != ENTRY or self.empty_pile != "reshuffle":
+        if self.phase != ENTRY or self.empty_pile != PILE_RESHUFFLE:
             return False
         return len(self._pile) < HAND_SIZE - len(self.hands[self.active])
 
@@ -230,8 +230,8 @@ class CardGame(Game):
         self.played, self.value, self.colours = [], 0, 0
         self.turn += 1
         nxt = (active + 1) % self.num_players
-        if self.game_over() or (self.empty_pile == "end" and pile_ran_out) or \
-                (self.empty_pile == "no_draw" and not self.hands[nxt]):
+        if self.game_over() or (self.empty_pile == PILE_END and pile_ran_out) or \
+                (self.empty_pile == PILE_NO_DRAW and not self.hands[nxt]):
             self.done = True
             self.phase = OVER
         else:
@@ -245,7 +245,7 @@ class CardGame(Game):
         pile = self._pile
         while len(hand) < HAND_SIZE:
             if not pile:
-                if self.empty_pile != "reshuffle":
+                if self.empty_pile != PILE_RESHUFFLE:
                     break
                 self._reshuffle(chance)
             hand.append(pile.pop())

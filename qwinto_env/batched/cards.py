@@ -55,7 +55,8 @@ from .. import rules
 from ..spec.cards import (CARD, CARD_COLOUR_BIT, CARD_FEATURE_INDICES, CARD_VALUE, DECK_SIZE,
                           DOUBLE_PLAYS, ENTRY, HAND_FEATURES, HAND_SIZE, MAX_PILE,
                           MIN_PLAY_VALUE, NEIGHBOURS, NUM_ACTIONS, NUM_STACKS, OTHER_NEIGHBOUR,
-                          OVER, PASS, PLAY, PLAY_VALUE_SPAN, PLAYS, SEAT, SINGLE_FIRST,
+                          OVER, PASS, PILE_END, PILE_NO_DRAW, PILE_RESHUFFLE, PLAY,
+                          PLAY_VALUE_SPAN, PLAYS, SEAT, SINGLE_FIRST,
                           SINGLE_PLAYS, SLOT_PAIRS, SPEC, check_empty_pile, features_layout,
                           observation_indices, observation_size)
 from ..spec.base import COLOUR_ROWS
@@ -326,7 +327,7 @@ class BatchedCardGame(BatchedGame):
     def will_reshuffle(self) -> Any:
         """(N,) bool: the games whose next step reshuffles the covered cards."""
         B = self.backend
-        if self.phase != ENTRY or self.empty_pile != "reshuffle":
+        if self.phase != ENTRY or self.empty_pile != PILE_RESHUFFLE:
             return B.zeros((self.num_games,), B.bool_)
         need = HAND_SIZE - (self._active_hands() < EMPTY).sum(-1)
         return (self.pile_end - self.pile_pos) < need
@@ -461,9 +462,9 @@ class BatchedCardGame(BatchedGame):
         self._clear_announcement()
         self.phase = PLAY
         nxt = self._next_seats()
-        if self.empty_pile == "end":
+        if self.empty_pile == PILE_END:
             ended = ended | pile_ran_out
-        elif self.empty_pile == "no_draw":
+        elif self.empty_pile == PILE_NO_DRAW:
             next_hand = self.hands.reshape(-1, HAND_SIZE)[self._base_game + nxt]
             ended = ended | ((next_hand < EMPTY).sum(-1) == 0)
         return self._end_turn(ended, rewards, nxt)

@@ -110,7 +110,8 @@ __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "H
            "MIN_PLAY_VALUE", "PASS", "SINGLE_FIRST", "DOUBLE_FIRST", "SLOT_PAIRS",
            "STACK_PAIRS", "NUM_ACTIONS", "PLAYS", "PUBLIC_PLAYS", "public_action",
            "PLAY_COUNTED", "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES",
-           "EMPTY_PILE_RULES", "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON",
+           "EMPTY_PILE_RULES", "PILE_RESHUFFLE", "PILE_END", "PILE_NO_DRAW",
+           "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON",
            "MAX_PILE",
            "PLAY_VALUE_SPAN", "observation_layout", "features_layout", "observation_size",
            "observation_indices", "card_name", "play_result", "check_empty_pile", "SPEC"]
@@ -179,7 +180,7 @@ DOUBLE_PLAYS: tuple[tuple[int, ...], ...] = tuple(
 PLAY, ENTRY, OVER = range(3)
 PHASE_NAMES = ("play", "entry", "over")
 #: What happens when the draw pile runs out (see :mod:`qwinto_env.cards`).
-EMPTY_PILE_RULES = ("reshuffle", "end", "no_draw")
+PILE_RESHUFFLE, PILE_END, PILE_NO_DRAW = EMPTY_PILE_RULES = ("reshuffle", "end", "no_draw")
 
 # -- observation -------------------------------------------------------------------------
 #: ``feat(card)``: colour one-hot, then value one-hot.
