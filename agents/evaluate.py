@@ -244,8 +244,7 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
             out["score"][row, e] = scores[s]
             out["misthrows"][row, e] = engine.misthrows[s]
             out["full_rows"][row, e] = rules.cells_full_rows(cells)
-            out["pentagon_columns"][row, e] = sum(
-                all(cells[c] for c in col) for col, _ in rules.PENTAGON_COLUMNS)
+            out["pentagon_columns"][row, e] = rules.cells_pentagon_columns(cells)
         if progress is not None:
             progress(1, decisions)
     return out

@@ -154,6 +154,11 @@ def cells_full_rows(cells: Sequence[int]) -> int:
     return sum(all(cells[r * NUM_FIELDS:(r + 1) * NUM_FIELDS]) for r in range(NUM_ROWS))
 
 
+def cells_pentagon_columns(cells: Sequence[int]) -> int:
+    """Number of complete 3-field columns (each scores its pentagon number)."""
+    return sum(all(cells[c] for c in col) for col, _ in PENTAGON_COLUMNS)
+
+
 def cells_score_breakdown(cells: Sequence[int], misthrows: int) -> dict[str, Any]:
     """Score items of a flat sheet; see :func:`score_breakdown`."""
     rows = []
@@ -271,8 +276,7 @@ def full_rows(sheet: Any) -> int:
 
 def complete_pentagon_columns(sheet: Any) -> int:
     """Number of complete 3-field columns (each scores its pentagon number)."""
-    cells = _as_cells(sheet)
-    return sum(all(cells[c] for c in col) for col, _ in PENTAGON_COLUMNS)
+    return cells_pentagon_columns(_as_cells(sheet))
 
 
 def _check_misthrows(misthrows: Any) -> int:
