@@ -62,6 +62,13 @@ def play_out(client, state, rng, moves=10**6):
     return state, picks
 
 
+def finished_record(client, state, rng):
+    """The record of ``state``'s game, played to the end at random (the server gives a
+    record only then)."""
+    state, _ = play_out(client, state, rng)
+    return client.get(f"/api/games/{state['id']}/record").json()
+
+
 def check_against_replay(client, state):
     """The final table on the page equals the engine's scoring of the replayed record."""
     record = client.get(f"/api/games/{state['id']}/record").json()
@@ -128,10 +135,11 @@ def terminal_words(text: str) -> str:
 
 
 def test_the_hand_is_the_persons_own(client):
-    state = new_game(client, game="cards", bots=["random"], seed=8)
-    state, _ = play_out(client, state, random.Random(8), moves=5)
-    record = client.get(f"/api/games/{state['id']}/record").json()
-    game = replay(record).game
+    rng = random.Random(8)
+    state, _ = play_out(client, new_game(client, game="cards", bots=["random"], seed=8), rng,
+                        moves=5)
+    record = finished_record(client, state, rng)
+    game = replay({**record, "actions": record["actions"][:state["step"]]}).game
     assert [c["card"] for c in state["hand"]] == [
         f"{c} {v}" for c, v in game.private_info(0)["hand"]]
     assert [s["card"] for s in state["stacks"]] == [f"{c} {v}" for c, v in
@@ -162,8 +170,7 @@ def test_reload_returns_the_same_state(client):
 
 
 def test_record_download(client):
-    state = new_game(client, game="cards", seed=9)
-    state, _ = play_out(client, state, random.Random(9), moves=4)
+    state, _ = play_out(client, new_game(client, game="cards", seed=9), random.Random(9))
     response = client.get(f"/api/games/{state['id']}/record")
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -171,7 +178,7 @@ def test_record_download(client):
         f'attachment; filename="qwinto-cards-{state["id"]}.json"'
     record = response.json()
     assert record["format"] == "qwinto-game-record" and record["version"] == 1
-    assert len(record["actions"]) == state["step"] and not record["done"]
+    assert len(record["actions"]) == state["step"] and record["done"]
     assert replay(record).game.scores() == [p["score"] for p in state["players"]]
 
 
@@ -190,9 +197,30 @@ def test_play_doc_example_replays_a_downloaded_record(client, tmp_path, monkeypa
     assert namespace["env"].game.done and namespace["record"]["done"]
 
 
-def test_replay_refuses_a_broken_record(client):
-    state = new_game(client, seed=1)
+@pytest.mark.parametrize("game,seed", [("dice", None), ("cards", None), ("cards", 2**63 - 1)])
+def test_the_seed_and_the_record_wait_for_the_end(client, game, seed):
+    """While the game runs neither its state nor its record tells the seed, which derives
+    the dice to come and the bots' hands: the record is refused, naming why, and the game
+    is left as it was. At the end both tell it, and it deals this game again."""
+    rng, first = random.Random(game), new_game(client, game=game, seed=seed)
+    state = first
+    for _ in range(3):
+        assert state["seed"] is None and not state["done"]
+        refused(client, state["id"], "GET", f"/api/games/{state['id']}/record", 409,
+                f"game {state['id']} is not over: its record .* would reveal the dice or "
+                f"cards to come")
+        state, _ = play_out(client, state, rng, moves=1)
+    state, _ = play_out(client, state, rng)
+    check_against_replay(client, state)
     record = client.get(f"/api/games/{state['id']}/record").json()
+    assert state["seed"] == record["table_seed"] == (state["seed"] if seed is None else seed)
+    assert client.get(f"/api/games/{state['id']}").json()["seed"] == state["seed"]
+    again = new_game(client, game=game, seed=state["seed"])
+    assert {**again, "id": None} == {**first, "id": None}
+
+
+def test_replay_refuses_a_broken_record(client):
+    record = finished_record(client, new_game(client, seed=1), random.Random(1))
     with pytest.raises(ValueError, match="format"):
         replay({**record, "format": "other"})
     with pytest.raises(ValueError, match="lacks seed"):
@@ -547,8 +575,10 @@ def bad_request(rng, states):
         return (rng.choice(["PUT", "DELETE", "PATCH"]),
                 rng.choice(["/api/games", f"/api/games/{state['id']}", "/api/options",
                             f"/api/games/{state['id']}/move"]), {"json": {}})
-    if kind == 4:
-        return "GET", f"/api/games/{state['id']}/move", {}
+    if kind == 4:  # a move by GET, the record of a game that is not over
+        running = rng.choice([s for s in states if not s["done"]])
+        return "GET", rng.choice([f"/api/games/{state['id']}/move",
+                                  f"/api/games/{running['id']}/record"]), {}
     if kind == 5:  # nested deeper than the JSON parser goes
         return ("POST", rng.choice(["/api/games", f"/api/games/{state['id']}/move"]),
                 {"content": b"[" * rng.choice([10, 5000, 16000]),

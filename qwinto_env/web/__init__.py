@@ -8,7 +8,7 @@
 Open the address, choose the game, the number of players and the bots, and play with
 the mouse: your legal moves are highlighted, the bots' moves appear one by one, the
 final scoring is broken down as in the terminal game (:mod:`qwinto_env.play`), and the
-game record downloads as JSON.
+game record downloads as JSON once the game is over.
 
 Command line
 ------------
@@ -49,15 +49,19 @@ request                                     answer
 ``POST /api/games/<id>/move``               the state after your move and the bots' moves
                                             up to your next decision; body ``{"action":
                                             28, "step": 4}``
-``GET /api/games/<id>/record``              the game record, as a file download
+``GET /api/games/<id>/record``              the game record, as a file download, once
+                                            the game is over (409 before)
 ==========================================  ===============================================
 
 ``bots`` names one bot for every other seat or one per other seat, in seat order after
 yours; ``seed`` (0..2**63-1, drawn when ``null``) deals the game: the same seed with
-``python -m qwinto_env.play --seed`` deals the same dice or cards. ``step`` in a move is
-the ``step`` of the state the move was chosen in.
+``python -m qwinto_env.play --seed`` deals the same dice or cards. It derives the dice to
+come, the bots' hands and the draw pile, so neither the state nor the record shows it
+while the game runs. ``step`` in a move is the ``step`` of the state the move was chosen
+in.
 
-A game state: ``id``, ``game``, ``num_players``, ``seat`` (yours), ``seed``, ``step``
+A game state: ``id``, ``game``, ``num_players``, ``seat`` (yours), ``seed`` (``null``
+until the game is over, then the table seed, drawn or given), ``step``
 (engine steps so far), ``turn`` (0-based), ``phase``, ``active`` (the active seat),
 ``done``; ``players`` (per seat ``seat``, ``name`` ("you" or the bot), ``cells`` (27, row by
 row, 0 = empty), ``misthrows``, ``score``); ``value`` and ``colours`` (the number to write
@@ -83,7 +87,7 @@ status  when
 404     an unknown (or evicted) game id, an unknown path
 405     a wrong method
 409     a stale ``step`` (another tab, a double click, a move out of turn), a game that is
-        over, a game busy with another move
+        over, a game busy with another move; the record of a game that is not over
 413     a body over 16 KiB
 422     a body that does not fit (not sent as ``application/json``, unknown keys, a bool
         or float or string for an integer, numbers out of range), an unknown game, a
@@ -93,8 +97,8 @@ status  when
 
 The game record
 ---------------
-The record (:mod:`qwinto_env.web.record`) holds the seed, the start player and every
-joint action; :func:`replay` plays it again in the PettingZoo env::
+The record (:mod:`qwinto_env.web.record`) of a finished game holds the seed, the start
+player and every joint action; :func:`replay` plays it again in the PettingZoo env::
 
     import json
     from qwinto_env.web import replay

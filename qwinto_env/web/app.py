@@ -199,8 +199,13 @@ def _api(menu: BotMenu, store: GameStore) -> APIRouter:
     @api.get("/games/{game_id}/record")
     async def get_record(game_id: str) -> JSONResponse:
         game = _held(store, game_id)
+        record = game.record()
+        if record is None:
+            raise HTTPException(409, f"game {game.id} is not over: its record (the seeds, "
+                                     f"every seat's actions) would reveal the dice or cards "
+                                     f"to come; download it when the game ends")
         name = f"qwinto-{game.game.name}-{game.id}.json"
-        return JSONResponse(game.record(),
+        return JSONResponse(record,
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     return api

@@ -1,5 +1,6 @@
-"""The game record the page downloads, and :func:`replay`, which plays it again in the
-PettingZoo env.
+"""The game record the page downloads once the game is over (mid-game its seeds and a
+card play's action id, which names the hand slot, would reveal the hidden cards and the
+dice to come), and :func:`replay`, which plays it again in the PettingZoo env.
 
 =================  ==========================================================================
 key                value
@@ -14,7 +15,7 @@ key                value
 ``players``        per seat, ``"you"`` or the bot's name
 ``actions``        per engine step, the joint action (one int per seat)
 ``scores``         per seat, the score after the last step
-``done``           whether the game was over
+``done``           whether the game was over (``true`` in every record the server serves)
 ``table_seed``     the seed the game was started with (it derives ``seed`` and the bots')
 ``bot_seeds``      per seat, the seed the bot was reset with (``null`` for the person)
 =================  ==========================================================================

@@ -148,13 +148,15 @@ class WebGame:
         never mutated once published."""
         return self._state
 
-    def record(self) -> dict[str, Any]:
-        """The game record after the last change (:mod:`qwinto_env.web.record`)."""
+    def record(self) -> dict[str, Any] | None:
+        """The game record (:mod:`qwinto_env.web.record`) once the game is over; None while
+        it runs: its seeds derive the dice to come and the bots' hands and the draw pile,
+        and a card play's action id names the hand slot it came from."""
         return self._record
 
     def _publish(self) -> None:
         game = self.game
-        self._record = make_record(
+        self._record = None if not game.done else make_record(
             game=game.name, num_players=game.num_players, seed=self.engine_seed,
             start_player=self.start_player, seat=self.seat, players=self.names,
             actions=self.actions, scores=game.scores(), done=game.done,
@@ -163,7 +165,8 @@ class WebGame:
         entry = info["phase"] == "entry"
         self._state = {
             "id": self.id, "game": game.name, "num_players": game.num_players,
-            "seat": self.seat, "seed": self.table_seed, "step": len(self.actions),
+            "seat": self.seat, "seed": self.table_seed if game.done else None,
+            "step": len(self.actions),
             "turn": game.turn, "phase": info["phase"], "active": game.active,
             "done": game.done, "players": self._players(),
             "value": game.value if entry else None,
