@@ -255,17 +255,10 @@ class ExpertAgent(DecodingAgent):
         return expert_batched.decide(self._tables, self.game, view, legal)
 
     # -- evaluation ------------------------------------------------------------
-    def _analyse(self, view):
-        """Per-turn analysis of the own sheet: models, horizon, and the write table."""
-        # The sheets and misthrows (everything but the roll or play) key the analysis.
-        key = view.cells.tobytes() + view.misthrows.tobytes()
-        if key == self._cache_key:
-            return self._cache
-        prm = self.params
-        cells = [int(c) for c in view.cells[0]]
-        rows = [self._row(tuple(cells[r * NF:(r + 1) * NF])) for r in range(NR)]
-        # Horizon: fields the fastest player still needs for two complete rows.
-        need = math.inf
+    def _horizon(self, view, rows) -> float:
+        """The share of the own rows' expected fills (``rows``: the own row models) that
+        the game leaves time for: 1 unless the fastest player is near two complete rows."""
+        need = math.inf  # fields the fastest player still needs for two complete rows
         for seat in range(view.num_players):
             sc = view.cells[seat]
             models = rows if seat == 0 else [
@@ -275,9 +268,19 @@ class ExpertAgent(DecodingAgent):
                 need = min(need, empties[0] + empties[1])
         F_total = sum(m.F for m in rows)
         if math.isinf(need) or F_total <= 0.0:
-            phi = 1.0
-        else:
-            phi = min(1.0, (prm.rolls_per_entry * need + prm.horizon_slack) / F_total)
+            return 1.0
+        return min(1.0, (self.params.rolls_per_entry * need + self.params.horizon_slack) / F_total)
+
+    def _analyse(self, view):
+        """Per-turn analysis of the own sheet: models, horizon, and the write table."""
+        # The sheets and misthrows (everything but the roll or play) key the analysis.
+        key = view.cells.tobytes() + view.misthrows.tobytes()
+        if key == self._cache_key:
+            return self._cache
+        prm = self.params
+        cells = [int(c) for c in view.cells[0]]
+        rows = [self._row(tuple(cells[r * NF:(r + 1) * NF])) for r in range(NR)]
+        phi = self._horizon(view, rows)
         phi_pow = [phi ** m.empty for m in rows]
         # Pentagon columns: probability of completion and the pentagon's value.
         p_eff = [0.0] * rules.NUM_CELLS
