@@ -413,6 +413,28 @@ def test_sb3_resumes_from_its_state_with_the_settings_of_the_config(tmp_path, mo
 
 # -- kills of train.py -----------------------------------------------------------------------
 
+def test_sb3_resumes_a_run_that_kept_its_model_beside_the_state(tmp_path, monkeypatch):
+    """Runs saved before the trainer state held the SB3 model kept it in
+    checkpoints/sb3_model.zip: such a run resumes from that file; a damaged one is a
+    ResumeError naming the state."""
+    overrides = [*TINY, "run.name=old", "run.trainer=sb3", "run.checkpoint_every=300"]
+    cfg = load_config(None, overrides)
+    with monkeypatch.context() as patch:
+        interrupt_after_checkpoints(patch, 1)
+        with pytest.raises(TrainingInterrupted):
+            train_from_config(cfg, root=tmp_path, progress=False)
+    ckpt = tmp_path / "old" / "checkpoints"
+    state = read_trainer_state(ckpt / "trainer_state.pt", cfg)
+    model = state.pop("sb3_model")
+    torch.save(state, ckpt / "trainer_state.pt")
+    (ckpt / "sb3_model.zip").write_bytes(model[:len(model) // 2])
+    with pytest.raises(ResumeError, match="trainer_state.pt: the SB3 model it holds"):
+        train_from_config(cfg, root=tmp_path, resume=True, progress=False)
+    (ckpt / "sb3_model.zip").write_bytes(model)
+    train_from_config(cfg, root=tmp_path, resume=True, progress=False)
+    assert check_run_folder(tmp_path / "old", cfg) >= 1500
+
+
 def start(root: Path, *args: str) -> subprocess.Popen:
     """train.py as a terminal's foreground job: Ctrl-C (SIGINT) is live in it even where
     the tests run as a background job, which starts its children with SIGINT ignored."""
