@@ -168,6 +168,16 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     (["run", "--task", "all", "--algo", "sarsa", "--seed", "0"], "unknown algorithm sarsa"),
     (["run", "--task", "all", "--algo", "ppo", "--seed", "x"], "seeds are integers"),
     (["run", "--task", "all", "--algo", "ppo", "--seed", "0", "--steps", "0"], "positive"),
+    *[(["rate", "--task", "dice-solo-v0", "--agent", "greedy", "--games", games],
+       f"argument --games: must be a positive integer of at most 1,000,000 (the evaluator "
+       f"keeps every game in memory), got '{games}'") for games in ("1.5", "0", "-3")],
+    (["rate", "--task", "dice-solo-v0", "--agent", "greedy", "--games", "100000000000000"],
+     "argument --games: must be a positive integer of at most 1,000,000"),
+    # a --root that cannot be made (under a file): a refused option writes nothing anywhere
+    *[(["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", option, "10" * 7,
+        "--root", f"{__file__}/root"], f"argument {option}: must be a positive integer of at "
+                                       f"most {most}") for option, most in
+      (("--steps", "1,000,000,000,000"), ("--threads", "1,024"), ("--jobs", "256"))],
     (["rate", "--task", "dice-solo-v0", "--agent", "no_such_module:Bot"], "cannot import"),
     (["rate", "--task", "dice-solo-v0", "--agent", "sarsa"], "unknown agent spec"),
     (["rate", "--task", "dice-solo-v0", "--agent", "agents.base:Agent"],
@@ -198,6 +208,12 @@ def test_bad_command_lines_are_refused_naming_the_problem(argv, message, capsys,
         cli.main(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_protocol_refuses_more_games_than_it_can_hold():
+    """10**14 games per reference died in numpy's allocator (a MemoryError)."""
+    with pytest.raises(ValueError, match="games must be at most 1,000,000 per reference"):
+        protocol.evaluate("greedy", get_task("dice-solo-v0"), games=10 ** 14)
 
 
 def test_table_outside_the_project_root_writes_nothing(tmp_path, monkeypatch, capsys):

@@ -26,15 +26,17 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
 from qwinto_env.console import command_exits
 from qwinto_env.fileio import output_problem
 
+from ..trainers.config import MAX_PROCESSES, MAX_STEPS, MAX_THREADS
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
+from .protocol import MAX_GAMES
 from .tasks import TASKS, get_task
 
 DOC = Path("docs/benchmark.md")
@@ -61,14 +63,19 @@ def _seeds(value: str) -> list[int]:
     return list(dict.fromkeys(seeds))
 
 
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
-    return number
+def _count(most: int, why: str) -> Callable[[str], int]:
+    """An option's type: an integer from 1 to ``most``; ``why`` says where the limit
+    comes from."""
+    def count(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if not 1 <= number <= most:
+            raise argparse.ArgumentTypeError(f"must be a positive integer of at most "
+                                             f"{most:,} ({why}), got {value!r}")
+        return number
+    return count
 
 
 def parser() -> argparse.ArgumentParser:
@@ -84,9 +91,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", required=True, type=_seeds, help="e.g. 0 or 0,1,2")
     size = run.add_mutually_exclusive_group()
     size.add_argument("--budget", choices=["cpu", "gpu"], default="cpu")
-    size.add_argument("--steps", type=_positive, help="another budget (results: 'custom')")
-    run.add_argument("--threads", type=_positive, default=1, help="torch threads per cell")
-    run.add_argument("--jobs", type=_positive, default=1, help="cells run at once")
+    size.add_argument("--steps", type=_count(MAX_STEPS, "a year at 30,000 steps a second"),
+                      help="another budget (results: 'custom')")
+    run.add_argument("--threads", type=_count(MAX_THREADS, "more than any machine's cores"),
+                     default=1, help="torch threads per cell")
+    run.add_argument("--jobs", type=_count(MAX_PROCESSES, "a Python process each"), default=1,
+                     help="cells run at once")
     run.add_argument("--root", default="benchmark_runs", help="where cells are kept")
     run.add_argument("--no-progress", action="store_true")
     table = sub.add_parser("table", help="rebuild the table and plots from finished cells")
@@ -99,7 +109,8 @@ def parser() -> argparse.ArgumentParser:
     rate.add_argument("--task", required=True, choices=list(TASKS))
     rate.add_argument("--agent", required=True,
                       help="an agents.load spec or a checkpoint, or module:Class")
-    rate.add_argument("--games", type=_positive,
+    rate.add_argument("--games", type=_count(MAX_GAMES, "the evaluator keeps every game "
+                                                        "in memory"),
                       help="games per reference for a quick look (default: the task's; "
                            "only the task's count is its score)")
     rate.add_argument("--json", help="also write the metrics here")

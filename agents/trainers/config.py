@@ -87,6 +87,8 @@ def ranged(default: Any, low: float, high: float | None = None, *, doc: str,
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 MAX_STEPS = 10 ** 12   # any count of learner steps: a year at 30,000 steps/s
 MAX_SEED = 2 ** 31 - 1  # numpy's legacy seeding (SB3, RLlib) stops at 2**32; trainers add offsets
+MAX_THREADS = 1024     # torch threads: more than any machine's cores
+MAX_PROCESSES = 256    # worker processes, a Python with its own imports each
 #: Seats per game of each game (the engines' limits).
 PLAYER_LIMITS = {name: (spec.min_players, spec.max_players) for name, spec in SPECS.items()}
 #: A run folder name: one plain folder, never a path, never hidden.
@@ -112,7 +114,7 @@ class RunConfig:
         "sb3: at least one rollout (ppo.rollout_steps * env.num_games)"))
     checkpoint_every: int = ranged(1_000_000, 1, MAX_STEPS,
                                    doc="learner steps between checkpoints")
-    torch_threads: int = ranged(0, 0, 1024, doc=(
+    torch_threads: int = ranged(0, 0, MAX_THREADS, doc=(
         "torch CPU threads; 0 = the cores other processes leave free, looked at again as "
         "the run goes (agents/trainers/threads.py)"))
     init_from: str = documented("", (
@@ -187,7 +189,7 @@ class ImitationConfig:
         "run's 3,000,000 steps: 2,000 games; 200,000: 133), so a short run gets a short "
         "warm start; 0 = no cap"))
     demonstrator: str = documented("expert", "agents.load spec of the player to imitate")
-    workers: int = ranged(1, 1, 256, doc=(
+    workers: int = ranged(1, 1, MAX_PROCESSES, doc=(
         "processes that play the demonstration games (one core each; worth it for a "
         "search demonstrator, agents/trainers/imitation.py)"))
     epochs: int = ranged(8, 1, 1000, doc="passes over the demonstrations")
