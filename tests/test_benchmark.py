@@ -63,6 +63,17 @@ def test_protocol_is_deterministic_and_tells_agents_apart():
     assert protocol.evaluate("random", task, games=40)["mean_score"] < a["mean_score"]
 
 
+def test_the_protocol_takes_a_task_id_as_a_notebook_passes_it():
+    """``evaluate(agent, "dice-solo-v0")`` raised AttributeError ('str' has no evaluation)."""
+    by_id = protocol.evaluate("greedy", "dice-solo-v0", games=20)
+    assert by_id == protocol.evaluate("greedy", get_task("dice-solo-v0"), games=20)
+    assert protocol.win_keys("dice-2p-v0") == protocol.win_keys(get_task("dice-2p-v0"))
+    with pytest.raises(KeyError, match="unknown task 'dice-2p-v9'; known tasks: dice-2p-v0"):
+        protocol.evaluate("greedy", "dice-2p-v9")
+    with pytest.raises(TypeError, match="task must be a Task or a task id .*got 7"):
+        protocol.evaluate("greedy", 7)
+
+
 @pytest.mark.parametrize("task_id", ["dice-2p-v0", "cards-2p-v0"])
 def test_an_agent_without_act_batch_plays_the_same_games_as_one_with_it(task_id):
     """The evaluator picks its engine by ``supports_batch``, and the two engines draw

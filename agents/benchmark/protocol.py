@@ -1,7 +1,9 @@
 """The evaluation protocol: how every agent on a task is scored, the same way.
 
 :func:`evaluate` plays the task's evaluation (:class:`~agents.benchmark.tasks.Evaluation`)
-and returns a flat dict of metrics:
+and returns a flat dict of metrics; the task is a :class:`~agents.benchmark.tasks.Task` or
+its id, the agent an :class:`~agents.base.Agent` or an :func:`agents.load` spec
+(``evaluate("greedy", "dice-2p-v0")``):
 
 =========================  ==========================================================
 key                        value
@@ -31,7 +33,7 @@ import numpy as np
 
 from ..base import Agent
 from ..evaluate import Results, play, win_shares
-from .tasks import Task
+from .tasks import TASKS, Task, get_task
 
 __all__ = ["evaluate", "tournaments", "metric", "win_keys", "MAX_GAMES"]
 
@@ -40,9 +42,20 @@ __all__ = ["evaluate", "tournaments", "metric", "win_keys", "MAX_GAMES"]
 MAX_GAMES = 1_000_000
 
 
-def tournaments(agent: Agent | str, task: Task, games: int | None = None,
+def _as_task(task: Task | str) -> Task:
+    """``task``, or the task with this id (:func:`get_task`: a KeyError naming the known
+    ids); a TypeError for anything else."""
+    if isinstance(task, str):
+        return get_task(task)
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task or a task id ({', '.join(TASKS)}), got {task!r}")
+    return task
+
+
+def tournaments(agent: Agent | str, task: Task | str, games: int | None = None,
                 seed: int | None = None, workers: int = 1) -> list[Results]:
     """The evaluation games of ``agent`` on ``task``: one :class:`Results` per table."""
+    task = _as_task(task)
     ev = task.evaluation
     games = ev.games if games is None else games
     if isinstance(games, numbers.Integral) and games > MAX_GAMES:  # play() checks the rest
@@ -63,9 +76,10 @@ def tournaments(agent: Agent | str, task: Task, games: int | None = None,
     return [play([agent, *ev.references], seed=seed, **kw)]
 
 
-def evaluate(agent: Agent | str, task: Task, games: int | None = None,
+def evaluate(agent: Agent | str, task: Task | str, games: int | None = None,
              seed: int | None = None, workers: int = 1) -> dict[str, Any]:
     """The metrics of ``agent`` on ``task`` (see the module's table)."""
+    task = _as_task(task)
     tables = tournaments(agent, task, games, seed, workers)
     out: dict[str, Any] = {
         "games": int(sum(t.games for t in tables)),
@@ -80,14 +94,16 @@ def evaluate(agent: Agent | str, task: Task, games: int | None = None,
     return out
 
 
-def metric(result: dict[str, Any], task: Task) -> float:
+def metric(result: dict[str, Any], task: Task | str) -> float:
     """The number the table ranks ``task``'s agents by (its evaluation's ``metric``)."""
+    task = _as_task(task)
     return float(result["rating" if task.evaluation.metric == "rating" else "mean_score"])
 
 
-def win_keys(task: Task) -> list[str]:
+def win_keys(task: Task | str) -> list[str]:
     """The win-rate keys of ``task``'s metrics: one per reference in 2 players (its own
     match), one (``win_rate``, the table with every reference) in more, none solo."""
+    task = _as_task(task)
     if task.num_players == 2:
         return [f"win_rate/{ref}" for ref in task.evaluation.references]
     return ["win_rate"] if task.num_players > 2 else []
