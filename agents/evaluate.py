@@ -324,7 +324,9 @@ def _batch_actions(agent: Agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
         bad = (actions < 0) | (actions >= masks.shape[1])
         bad[~bad] = masks[np.flatnonzero(~bad), actions[~bad]] == 0
         if bad.any():
-            problem = f"the illegal action {int(actions[bad.argmax()])}"
+            row = int(bad.argmax())
+            problem = (f"the illegal action {int(actions[row])} (legal: "
+                       f"{np.flatnonzero(masks[row]).tolist()})")
     if problem is not None:
         raise EvaluationError(f"agent {getattr(agent, 'name', agent)!r}: act_batch returned "
                               f"{problem}")

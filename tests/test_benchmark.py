@@ -31,6 +31,13 @@ class FirstLegal(Agent):
         return np.asarray(masks).argmax(1).astype(np.int64)
 
 
+class FirstIllegal(Agent):
+    """A user's agent with a bug: it plays the first action its mask forbids."""
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(np.asarray(action_mask) == 0)[0])
+
+
 def test_task_ids_are_versioned_and_known_tasks_listed():
     assert {"dice-2p-v0", "dice-4p-v0", "cards-2p-v0", "dice-solo-v0"} <= set(TASKS)
     assert all(re.fullmatch(r"[a-z0-9-]+-v\d+", task_id) for task_id in TASKS)
@@ -319,6 +326,17 @@ def test_a_user_rates_their_own_class_in_one_command(tmp_path, capsys):
     assert metrics == {"task": "dice-solo-v0", "agent": "tests.test_benchmark:FirstLegal",
                        **expected}
     assert "mean_score" in capsys.readouterr().out
+
+
+def test_an_illegal_action_of_the_users_agent_is_its_fault_not_the_command_lines(capsys):
+    """It was reported with the usage line and status 2, as a bad command line is."""
+    assert cli.main(["rate", "--task", "dice-2p-v0", "--agent",
+                     "tests.test_benchmark:FirstIllegal", "--games", "4"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m agents.benchmark: error: agent "
+                          "'tests.test_benchmark:FirstIllegal': act_batch returned the illegal "
+                          "action 0 (legal: [")
+    assert "usage" not in err and len(err.splitlines()) == 1
 
 
 def test_the_console_script_finds_the_users_module_in_the_working_folder(tmp_path):

@@ -13,7 +13,12 @@ rate an agent.
 ``run`` skips the cells already done (their ``result.json``), so an interrupted suite
 continues where it stopped. ``--agent`` takes what :func:`agents.load` takes, or
 ``module:Class`` for your own :class:`agents.base.Agent` subclass (built as
-``Class(game=..., num_players=...)``).
+``Class(game=..., num_players=...)``; named ``module:Class`` unless the class names
+itself).
+
+Exit status: 0 done; 1 the command ran and failed (``table`` found no finished cells, an
+agent broke the rules during play: the message names it, its illegal action and the
+legal ones); 2 a bad command line (with the usage line); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -30,9 +35,11 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
-from qwinto_env.console import command_exits
+from qwinto_env.console import command_exits, say
 from qwinto_env.fileio import output_problem
 
+from ..base import Agent
+from ..evaluate import EvaluationError
 from ..trainers.config import MAX_PROCESSES, MAX_STEPS, MAX_THREADS
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
@@ -118,7 +125,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_agent(spec: str, game: str, num_players: int) -> Any:
-    """``module:Class`` built with the game and player count, else :func:`agents.load`."""
+    """``module:Class`` built with the game and player count (named ``spec`` if its class
+    keeps :class:`Agent`'s default name, so that messages say which agent), else
+    :func:`agents.load`."""
     from ..load import has_spec_prefix, load
 
     module, _, name = spec.partition(":")
@@ -132,10 +141,13 @@ def load_agent(spec: str, game: str, num_players: int) -> Any:
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"--agent {spec!r}: cannot import {name} from {module}: {exc}")
         try:
-            return cls(game=game, num_players=num_players)
+            agent = cls(game=game, num_players=num_players)
         except Exception as exc:  # noqa: BLE001 - a user's class: any failure is its own
             raise ValueError(f"--agent {spec!r}: {name}(game={game!r}, num_players="
                              f"{num_players}) failed: {type(exc).__name__}: {exc}") from exc
+        if getattr(type(agent), "name", None) == Agent.name:
+            agent.name = spec
+        return agent
     return load(spec, game=game, num_players=num_players)
 
 
@@ -259,6 +271,11 @@ def _command(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     try:
         return {"run": run, "table": table, "rate": rate}[args.command](args)
+    except EvaluationError as exc:
+        if exc.argument is not None:  # a setting of the games: the command line's
+            p.error(str(exc))
+        say(p.prog, "error", exc)  # an agent broke the rules: not the command line's fault
+        return 1
     except (ValueError, MissingExtra) as exc:
         p.error(str(exc))
 
