@@ -100,6 +100,17 @@ def test_an_agent_without_act_batch_plays_the_same_games_as_one_with_it(task_id)
     assert protocol.evaluate(row, task, games=30) == protocol.evaluate(greedy, task, games=30)
 
 
+def test_the_baselines_docstrings_state_the_tasks_cpu_budget():
+    """dqn's said its defaults were scaled to "the 200,000-step CPU budget": it is 50,000."""
+    from agents.benchmark.algorithms import get_algorithm
+
+    (cpu,) = {f"{task.budget.cpu:,}" for task in TASKS.values()}
+    stated = {name: re.findall(r"([\d,]+)-step CPU\s+budget", get_algorithm(name).__doc__)
+              for name in ALGORITHMS}
+    assert stated["dqn"] and stated["nfsp"]
+    assert all(budget == cpu for budgets in stated.values() for budget in budgets), stated
+
+
 def test_progress_reports_once_per_update_however_many_points_it_passes():
     seen = []
 

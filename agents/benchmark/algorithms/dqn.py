@@ -22,8 +22,10 @@ finished episode on the reset). A run takes ``ceil(steps / num_envs)`` vector st
 it may overshoot ``steps`` by less than ``num_envs``.
 
 Hyperparameters (:class:`Config`; the defaults are the benchmark's: CleanRL's values with
-the exploration, warm-up and target period scaled to the 200,000-step CPU budget, one
-gradient step of 128 per 8 new transitions):
+the exploration, warm-up and target period scaled down for a CPU budget, one gradient step
+of 128 per 8 new transitions; they were set when that budget was 200,000 steps and kept
+on the tasks' 50,000-step CPU budget, where the table's rows ran: the warm-up is then a
+tenth of the run and epsilon falls over its first 20,000 steps):
 
 ==============================  ==========  ============================================
 field                           default     meaning

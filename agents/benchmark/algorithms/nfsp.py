@@ -19,7 +19,10 @@ returned agent             :class:`~agents.benchmark.algorithms.common.ModuleAge
                            average-policy network (the policy NFSP plays at test time),
                            greedy: the legal action with the highest logit
 hyperparameters            :data:`HYPERPARAMETERS` (OpenSpiel's Leduc example, with Adam,
-                           two hidden layers and faster target updates for 200k steps)
+                           two hidden layers and faster target updates, set for a
+                           200,000-step budget and kept on the tasks' 50,000-step CPU
+                           budget, where the table's rows ran: epsilon's decay, 100,000
+                           steps, outlasts it)
 =========================  ===================================================================
 
 OpenSpiel's NFSP draws from numpy's and torch's global generators: ``train`` seeds both
