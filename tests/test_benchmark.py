@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,12 +185,42 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     doc = tmp_path / "bench.md"
     doc.write_text(f"intro\n{cli.TABLE_START}\nold\n{cli.TABLE_END}\noutro\n")
     assert cli.main(["table", "--root", str(tmp_path / "runs"), "--out", str(tmp_path / "o"),
-                     "--doc", str(doc)]) == 0
+                     "--doc", str(doc), "--baselines", ""]) == 0
     page = doc.read_text()
     assert page.startswith("intro\n") and page.endswith(f"{cli.TABLE_END}\noutro\n")
     assert "old" not in page and "`x`" in page
-    assert cli.main(["table", "--root", str(tmp_path / "none"), "--doc", ""]) == 1
+    assert cli.main(["table", "--root", str(tmp_path / "none"), "--doc", "",
+                     "--baselines", ""]) == 1
     assert "no finished cells" in capsys.readouterr().err
+
+
+def test_table_adds_the_shipped_baselines_the_users_root_lacks(tmp_path, monkeypatch):
+    """A root with only the user's cells gave a table without the baselines, and wrote
+    that over docs/benchmark/results.json, the shipped cells' one copy."""
+    pytest.importorskip("rliable", reason="the benchmark extra is not installed")
+    shipped_path = Path(__file__).resolve().parent.parent / cli.BASELINES
+    shipped = json.loads(shipped_path.read_text())
+    (tmp_path / "docs" / "benchmark").mkdir(parents=True)
+    shutil.copy(shipped_path, tmp_path / cli.BASELINES)
+    shutil.copy(shipped_path.parent.parent / "benchmark.md", tmp_path / cli.DOC)
+    ppo0 = next(r for r in shipped if (r["task"], r["algorithm"], r["seed"])
+                == ("dice-2p-v0", "ppo", 0))
+    own = [{**ppo0, "algorithm": "mine", "seed": seed} for seed in (0, 1)]
+    own.append({**ppo0, "final": {**ppo0["final"], "rating": 1234.5}})  # run again
+    for r in own:
+        cell = runner.cell_dir(tmp_path / "runs", r["task"], r["algorithm"], "cpu", r["seed"])
+        cell.mkdir(parents=True)
+        (cell / "result.json").write_text(json.dumps(r))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["table", "--root", "runs"]) == 0
+    written = json.loads((tmp_path / cli.BASELINES).read_text())
+    assert len(written) == len(shipped) + 2
+    assert all(r in written for r in shipped if r is not ppo0) and ppo0 not in written
+    assert own[2] in written  # the user's own cell wins
+    table = (tmp_path / cli.DOC).read_text().split(cli.TABLE_START)[1].split(cli.TABLE_END)[0]
+    assert "| `mine` |" in table and table.count("| `nfsp` |") == 2  # one row per task
+    assert cli.main(["table", "--root", "runs", "--baselines", "", "--doc", ""]) == 0
+    assert json.loads((tmp_path / cli.BASELINES).read_text()) == own
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -217,6 +248,10 @@ def test_table_command_rewrites_only_the_generated_part_of_the_doc(tmp_path, cap
     (["table", "--root", "/no/such", "--doc", "/no/such/bench.md"],
      "argument --doc: '/no/such/bench.md' does not exist"),
     (["table", "--root", "/no/such", "--doc", "/"], "argument --doc: '/' is a directory"),
+    (["table", "--root", "/no/such", "--doc", "", "--baselines", "/no/such/results.json"],
+     "argument --baselines: '/no/such/results.json' does not exist"),
+    (["table", "--root", "/no/such", "--doc", "", "--baselines", __file__],
+     f"argument --baselines: {__file__}: not a table's results.json ("),
     (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", "--steps", "64",
       "--root", "/no/such/root"], "argument --steps: 64 learner steps are fewer than the ppo "
                                   "baseline needs on dice-solo-v0 for its first update (4,096)"),
@@ -398,6 +433,17 @@ def test_a_damaged_cell_result_is_named_by_table_and_run(tmp_path, capsys, text,
         runner.read_results(tmp_path)
     with pytest.raises(ValueError, match=re.escape(str(path))):
         runner.run_cell("dice-solo-v0", "ppo", 0, root=tmp_path)
+
+
+def test_a_damaged_results_file_names_the_cell(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps([_fake("dice-solo-v0", "x", 0, 7.0), {"task": "dice-2p-v0"}]))
+    with pytest.raises(ValueError, match=re.escape(f"{path}, cell 1: not a cell's result (no "
+                                                   "algorithm")):
+        runner.read_results_file(path)
+    path.write_text(json.dumps([{**_fake("dice-solo-v0", "x", 0, 7.0), "seed": "0"}]))
+    with pytest.raises(ValueError, match="cell 0: not a cell's result .seed of another type"):
+        runner.read_results_file(path)
 
 
 def test_a_cell_named_twice_runs_once():

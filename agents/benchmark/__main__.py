@@ -11,10 +11,11 @@ rate an agent.
     python -m agents.benchmark rate --task dice-2p-v0 --agent mypackage.bots:MyAgent
 
 ``run`` skips the cells already done (their ``result.json``), so an interrupted suite
-continues where it stopped. ``--agent`` takes what :func:`agents.load` takes, or
-``module:Class`` for your own :class:`agents.base.Agent` subclass (built as
-``Class(game=..., num_players=...)``; named ``module:Class`` unless the class names
-itself).
+continues where it stopped. ``table`` adds the shipped baselines' cells
+(``--baselines``, ``docs/benchmark/results.json``) that ``--root`` lacks. ``--agent``
+takes what :func:`agents.load` takes, or ``module:Class`` for your own
+:class:`agents.base.Agent` subclass (built as ``Class(game=..., num_players=...)``; named
+``module:Class`` unless the class names itself).
 
 Exit status: 0 done; 1 the command ran and failed (``table`` found no finished cells, an
 agent broke the rules during play: the message names it, its illegal action and the
@@ -47,6 +48,8 @@ from .protocol import MAX_GAMES
 from .tasks import TASKS, get_task
 
 DOC = Path("docs/benchmark.md")
+#: the shipped baselines' cells, which ``table`` adds where --root lacks them
+BASELINES = Path("docs/benchmark/results.json")
 #: docs/benchmark.md's generated part lies between these lines
 TABLE_START, TABLE_END = "<!-- table: start -->", "<!-- table: end -->"
 
@@ -112,6 +115,9 @@ def parser() -> argparse.ArgumentParser:
     table.add_argument("--out", default="docs/benchmark", help="results.json, table.csv, PNGs")
     table.add_argument("--doc", default=str(DOC),
                        help="Markdown file whose generated table is replaced ('' for none)")
+    table.add_argument("--baselines", default=str(BASELINES),
+                       help="a table's results.json whose cells --root lacks are added (the "
+                            "default: the shipped baselines; '' for --root alone)")
     rate = sub.add_parser("rate", help="score your agent on a task (its rating, win rates)")
     rate.add_argument("--task", required=True, choices=list(TASKS))
     rate.add_argument("--agent", required=True,
@@ -209,16 +215,35 @@ def _doc_page(path: str) -> str:
     return page
 
 
+def _baselines(path: str, budget: str) -> list[dict[str, Any]]:
+    """The cells of ``--baselines`` for ``budget``; ValueError naming the option."""
+    from .runner import read_results_file
+
+    if not Path(path).is_file():
+        raise ValueError(f"argument --baselines: {path!r} " + (
+            "is not a file" if Path(path).exists() else
+            "does not exist (the default is the shipped baselines, docs/benchmark/results.json "
+            "of the project's root; --baselines '' builds from --root alone)"))
+    try:
+        return read_results_file(path, budget)
+    except ValueError as exc:
+        raise ValueError(f"argument --baselines: {exc}") from None
+
+
 def table(args: argparse.Namespace) -> int:
     from .report import build
-    from .runner import read_results
+    from .runner import merge_results, read_results
 
     page = _doc_page(args.doc) if args.doc else ""
+    baselines = _baselines(args.baselines, args.budget) if args.baselines else None
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValueError(f"argument --out: {args.out!r} is a file, not a folder")
     results = read_results(args.root, args.budget)
+    if baselines is not None:  # the user's own cells win
+        results = merge_results(results, baselines)
     if not results:
-        print(f"no finished cells for budget {args.budget} under {args.root}", file=sys.stderr)
+        print(f"no finished cells for budget {args.budget} under {args.root}"
+              + (f" or in {args.baselines}" if args.baselines else ""), file=sys.stderr)
         return 1
     text = build(results, args.out)
     print(text)

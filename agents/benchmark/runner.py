@@ -44,7 +44,8 @@ from . import protocol
 from .algorithms import Progress, check_steps, require_algorithm
 from .tasks import TASKS, Task, get_task
 
-__all__ = ["run_cell", "cell_dir", "read_results", "CURVE_POINTS"]
+__all__ = ["run_cell", "cell_dir", "read_results", "read_results_file", "merge_results",
+           "CURVE_POINTS"]
 
 #: points of a learning curve, evenly spaced over the budget (the last at its end)
 CURVE_POINTS = 8
@@ -141,11 +142,46 @@ def read_result(path: Path) -> dict[str, Any]:
         result = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a cell's result ({exc})") from None
+    return _checked(result, str(path))
+
+
+def read_results_file(path: str | Path, budget: str = "cpu") -> list[dict[str, Any]]:
+    """The cells for ``budget`` of a ``results.json`` as the table writes it (a list of
+    cells' results: the shipped baselines are ``docs/benchmark/results.json``);
+    ValueError naming the file, and the cell, unless it is one."""
+    try:
+        results = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a table's results.json ({exc})") from None
+    if not isinstance(results, list):
+        raise ValueError(f"{path}: not a table's results.json (a list of cells' results)")
+    return [r for k, r in enumerate(results)
+            if _checked(r, f"{path}, cell {k}")["budget"] == budget]
+
+
+def merge_results(own: list[dict[str, Any]],
+                  baselines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``own`` and the cells of ``baselines`` that ``own`` lacks (a cell: task, algorithm,
+    budget, seed), in that order."""
+    def cell(r: dict[str, Any]) -> tuple[str, str, str, int]:
+        return r["task"], r["algorithm"], r["budget"], r["seed"]
+
+    have = {cell(r) for r in own}
+    return sorted(own + [r for r in baselines if cell(r) not in have], key=cell)
+
+
+def _checked(result: Any, where: str) -> dict[str, Any]:
+    """``result`` if it is a dict with :data:`RESULT_KEYS` for a known task; ValueError
+    naming ``where`` otherwise."""
     missing = [k for k in RESULT_KEYS if not isinstance(result, dict) or k not in result]
     if missing:
-        raise ValueError(f"{path}: not a cell's result (no {', '.join(missing)})")
+        raise ValueError(f"{where}: not a cell's result (no {', '.join(missing)})")
     if not isinstance(result["task"], str) or result["task"] not in TASKS:
-        raise ValueError(f"{path}: unknown task {result['task']!r}")
+        raise ValueError(f"{where}: unknown task {result['task']!r}")
+    kinds = {"algorithm": str, "budget": str, "seed": int}
+    wrong = [k for k, kind in kinds.items() if not isinstance(result[k], kind)]
+    if wrong:
+        raise ValueError(f"{where}: not a cell's result ({', '.join(wrong)} of another type)")
     return result
 
 
