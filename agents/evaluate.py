@@ -88,7 +88,8 @@ from .load import PLAYER_COUNTS, load
 from .processes import bar_progress, common, count_finished, in_processes
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
-           "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS"]
+           "summarise_round_robin", "bradley_terry", "format_table", "main", "BATCHED_RUNNERS",
+           "MAX_GAMES"]
 
 #: Game name -> function(agents, num_players, seat_of, seed, agent_seeds, progress) ->
 #: per-game arrays (``STATS`` keys, ``[game, entrant]``), for agents that support batches.
@@ -105,6 +106,10 @@ ROW_ARRAYS = ("score", "shares", "rank", "misthrows", "full_rows", "pentagon_col
 #: :func:`play`'s arguments -> the command line's options.
 OPTIONS = {"agents": "--agents", "game": "--game", "num_players": "--players",
            "games": "--games", "seed": "--seed", "workers": "--workers", "engine": "--engine"}
+
+
+#: The most games one evaluation plays: the evaluator keeps every game's outcome in memory.
+MAX_GAMES = 1_000_000
 
 
 class EvaluationError(ValueError):
@@ -394,6 +399,9 @@ def _check_settings(game: Any, num_players: Any, games: Any, seed: Any, workers:
         if not (_is_int(value) and value >= least):
             kind = "a positive" if least else "a non-negative"
             raise EvaluationError(f"must be {kind} integer, got {value!r}", argument)
+    if games > MAX_GAMES:
+        raise EvaluationError(f"must be at most {MAX_GAMES:,} (the evaluator keeps every "
+                              f"game's outcome in memory), got {games!r}", "games")
     if seed >= SEED_LIMIT:  # the engines' generators take 64 bits
         raise EvaluationError(f"must be an integer in 0..2**64-1, got {seed!r}", "seed")
 

@@ -89,6 +89,7 @@ BAD_COMMAND_LINES = [
     (["--round-robin", "--agents", "random,greedy,expert", "--games", "0"], "--games"),
     (["--round-robin", "--agents", "random,greedy,expert", "--players", "1"], "--players"),
     (["--seed", str(2 ** 64)], "--seed"),
+    (["--games", str(10 ** 14)], "--games"),  # was a MemoryError in numpy's allocator
     (["--round-robin", "--agents", "random,greedy,expert", "--workers", "0"], "--workers"),
     (["--json", "{tmp}/out", "--csv", "{tmp}/./out"], "--csv"),
     (["--csv", "{tmp}/out.png", "--plot", "{tmp}/out.png"], "--plot"),
@@ -188,6 +189,7 @@ BAD_ROUND_ROBINS = [
     (dict(agents=["random", "greedy", "nobody"]), "agents", "nobody"),
     (dict(agents=[dice_agent(), "random", "greedy"], workers=2), "workers", "needs agent specs"),
     (dict(games=0), "games", "positive integer"),
+    (dict(games=10 ** 14), "games", "at most 1,000,000"),
     (dict(seed=-1), "seed", "non-negative integer"),
     (dict(game="chess"), "game", "unknown game"),
 ]

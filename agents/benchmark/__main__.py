@@ -40,11 +40,10 @@ from qwinto_env.console import command_exits, say
 from qwinto_env.fileio import output_problem
 
 from ..base import Agent
-from ..evaluate import EvaluationError
+from ..evaluate import MAX_GAMES, EvaluationError
 from ..trainers.config import MAX_PROCESSES, MAX_STEPS, MAX_THREADS
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
-from .protocol import MAX_GAMES
 from .tasks import TASKS, get_task
 
 DOC = Path("docs/benchmark.md")

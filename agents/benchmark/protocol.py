@@ -19,14 +19,13 @@ key                        value
 
 Same agent, same task: the same games (dice and seats from the task's seed; the
 agent's own randomness, if any, reseeded per game by the evaluator), so the numbers
-are identical on every run; ``games`` (at most :data:`MAX_GAMES` per reference) and
+are identical on every run; ``games`` (at most :data:`agents.evaluate.MAX_GAMES` per reference) and
 ``seed`` may be overridden for curve points (fewer games) but a result for the table uses
 the task's.
 """
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -35,11 +34,8 @@ from ..base import Agent
 from ..evaluate import Results, play, win_shares
 from .tasks import TASKS, Task, get_task
 
-__all__ = ["evaluate", "tournaments", "metric", "win_keys", "MAX_GAMES"]
+__all__ = ["evaluate", "tournaments", "metric", "win_keys"]
 
-#: The most games per reference an evaluation plays: the evaluator keeps every game's
-#: outcome in memory (the tasks' own counts are 500 and 2,000).
-MAX_GAMES = 1_000_000
 
 
 def _as_task(task: Task | str) -> Task:
@@ -58,9 +54,6 @@ def tournaments(agent: Agent | str, task: Task | str, games: int | None = None,
     task = _as_task(task)
     ev = task.evaluation
     games = ev.games if games is None else games
-    if isinstance(games, numbers.Integral) and games > MAX_GAMES:  # play() checks the rest
-        raise ValueError(f"games must be at most {MAX_GAMES:,} per reference (the evaluator "
-                         f"keeps every game in memory), got {games!r}")
     seed = ev.seed if seed is None else seed
     # One engine for every agent, so that every agent plays the same games (the two engines
     # draw chance differently); one without act_batch is asked row by row.
