@@ -39,7 +39,8 @@ setting         default   meaning
 ==============  ========  ==============================================================
 ``samples``     16        simulated games per candidate (times the candidates: at most
                           :data:`MAX_COPIES`)
-``top_k``       4         candidates (the policy's most likely legal actions)
+``top_k``       4         candidates (the policy's most likely legal actions; more
+                          than the game's actions: all of them)
 ``turns``       2         turn ends simulated before the value head scores (0: to the end)
 ``confidence``  1.0       standard errors by which a candidate's paired gain must exceed
                           0 for the agent to leave the policy's favourite
@@ -161,16 +162,19 @@ class SearchAgent(Agent):
         super().__init__(game, num_players)
         self.preset = preset
         self.samples = check_integer("search setting samples", chosen["samples"], 1)
-        self.top_k = check_integer("search setting top_k", chosen["top_k"], 1)
+        # more candidates than the game has actions are all of them (and keep the row
+        # grouping's int64 arithmetic safe from a top_k past 2**63)
+        self.top_k = min(check_integer("search setting top_k", chosen["top_k"], 1),
+                         spec.num_actions)
         self.turns = check_integer("search setting turns", chosen["turns"], 0)
         self.confidence = check_number("search setting confidence", chosen["confidence"], 0.0)
         self.min_prob = check_number("search setting min_prob", chosen["min_prob"], 0.0)
         self.rounds = check_integer("search setting rounds", chosen["rounds"], 1, MAX_ROUNDS)
-        copies = self.samples * min(self.top_k, spec.num_actions)
+        copies = self.samples * self.top_k
         if copies > MAX_COPIES:
             raise AgentSpecError(f"search settings samples={self.samples} and top_k="
-                                 f"{self.top_k} simulate {copies} games per decision; at "
-                                 f"most {MAX_COPIES} (MAX_COPIES)")
+                                 f"{chosen['top_k']} simulate {copies} games per decision; "
+                                 f"at most {MAX_COPIES} (MAX_COPIES)")
         if self.min_prob > 1:
             raise AgentSpecError(f"search setting min_prob must be a probability <= 1, "
                                  f"got {chosen['min_prob']!r}")

@@ -424,6 +424,18 @@ def test_copies_count_only_candidates_the_game_has():
         load("search:pretrained:dice-2p", samples=MAX_COPIES // actions + 1, top_k=10 ** 6)
 
 
+def test_a_top_k_past_the_games_actions_takes_them_all(capsys):
+    """A top_k of more candidates than the game has actions plays (it died at the first
+    decision for one past 2**63: numpy's int64 could not hold it), as the whole set."""
+    top_k = 10 ** 30
+    evaluate_main(["--game", "dice", "--agents", f"search[samples=2,top_k={top_k},turns=1]:"
+                   "pretrained:dice-2p,pretrained:dice-2p", "--games", "2", "--quiet"])
+    assert f"| search[samples=2,top_k={top_k},turns=1]:pretrained:dice-2p |" \
+        in capsys.readouterr().out
+    agent = load("search:pretrained:dice-2p", top_k=top_k)
+    assert agent.settings()["top_k"] == SPECS["dice"].num_actions
+
+
 def test_settings_in_the_spec():
     agent = load("search[person,samples=8,phases=play+entry]:pretrained:cards-2p",
                  game="cards")
