@@ -28,7 +28,7 @@ randomness comes from its generator (``reset(seed=...)``).
 **Cost.** One decision simulates ``top_k * samples`` games for about ``turns`` turns:
 the network's forward passes dominate (``docs/search.md`` has the measured times).
 ``act_batch`` searches a whole batch of decisions in one engine (how the evaluator
-plays it).
+plays it), in parts of at most :data:`MAX_BATCH_COPIES` simulated games.
 
 Settings (keyword arguments of ``agents.load``, or in the spec:
 ``"search[person,samples=32]:pretrained:cards-2p"``); a ``preset`` of :data:`PRESETS`
@@ -73,7 +73,7 @@ from .lookahead import value_units
 from .policy import PolicyNetwork
 
 __all__ = ["SearchAgent", "Searched", "OBJECTIVES", "DEFAULTS", "PRESETS", "MAX_COPIES",
-           "MAX_ROUNDS", "deal_hidden", "paired_gains"]
+           "MAX_BATCH_COPIES", "MAX_ROUNDS", "deal_hidden", "paired_gains"]
 
 OBJECTIVES = ("score", "margin", "win")
 #: The settings (keyword arguments) and their values when neither they nor a preset say.
@@ -97,6 +97,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 #: the engine holds them all at once, about 1.4 (dice) and 3.4 (cards) kB each at its peak,
 #: so a setting past this is refused at load, not by the allocator at the first decision.
 MAX_COPIES = 1 << 16
+#: Most simulated games one engine holds (about 1.8 GB of card games): a batch of
+#: decisions past it is simulated in parts (a search's random draws then differ from one
+#: engine's). Every preset's copies for the evaluator's 1,024-game batches fit in one
+#: engine, as the matches of ``docs/search.md`` were played.
+MAX_BATCH_COPIES = 1 << 19
 #: Most rounds: a decision that stays close takes round after round, its time and pooled
 #: values growing with each (``docs/search.md``: what more rounds bought).
 MAX_ROUNDS = 64
@@ -291,8 +296,13 @@ class SearchAgent(Agent):
     def _simulate_positions(self, obs: np.ndarray, candidates: np.ndarray,
                             phase: int) -> np.ndarray:
         """``samples`` simulated values (R, K, M) of each candidate (R, K) of each
-        observation (R, obs) in ``phase``."""
+        observation (R, obs) in ``phase``, on engines of at most MAX_BATCH_COPIES games."""
         (R, K), M = candidates.shape, self.samples
+        part = MAX_BATCH_COPIES // (K * M)  # >= 8 rows: K * M is at most MAX_COPIES
+        if R > part:
+            return np.concatenate([self._simulate_positions(obs[i:i + part],
+                                                            candidates[i:i + part], phase)
+                                   for i in range(0, R, part)])
         engine = self._engine(R * K * M, self.num_players, backend="numpy",
                               seed=int(self.rng.integers(2 ** 62)))
         self._set_positions(engine, obs, phase, K)

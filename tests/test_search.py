@@ -10,10 +10,12 @@ import torch
 
 from agents import load
 from agents.base import AgentSpecError
+from agents.evaluate import BATCH_GAMES
 from agents.evaluate import main as evaluate_main
 from agents.evaluate import play
 from agents.load import CheckpointNotFoundError
-from agents.search import DEFAULTS, MAX_COPIES, PRESETS, SearchAgent, deal_hidden
+from agents.search import (DEFAULTS, MAX_BATCH_COPIES, MAX_COPIES, PRESETS, SearchAgent,
+                           deal_hidden)
 from qwinto_env import rules
 from qwinto_env.batched import BatchedCardGame, BatchedDiceGame, uniform_legal
 from qwinto_env.spec import SPECS
@@ -422,6 +424,31 @@ def test_copies_count_only_candidates_the_game_has():
     assert agent.samples * actions <= MAX_COPIES
     with pytest.raises(AgentSpecError, match="per decision"):
         load("search:pretrained:dice-2p", samples=MAX_COPIES // actions + 1, top_k=10 ** 6)
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_a_large_batch_is_simulated_in_parts(monkeypatch, game):
+    """act_batch holds at most MAX_BATCH_COPIES simulated games in one engine (a batch
+    of 1,024 decisions at samples * top_k = MAX_COPIES wanted 67 million at once, and
+    died in the allocator), and still plays legal actions."""
+    monkeypatch.setattr("agents.search.MAX_BATCH_COPIES", 50, raising=False)
+    agent = load(f"search:pretrained:{game}-2p", game=game, **SMALL)  # 12 copies a row
+    sizes, engine = [], agent._engine
+    agent._engine = lambda n, *a, **k: sizes.append(n) or engine(n, *a, **k)
+    _, obs, masks = decisions(game, 3, 31)
+    agent.reset(seed=0)
+    actions = agent.act_batch(obs, masks)
+    assert masks[np.arange(len(obs)), actions].all()
+    assert sum(sizes) >= 12 * 10 and max(sizes) <= 50
+
+
+def test_the_evaluators_batches_of_every_preset_fit_one_engine():
+    """The recorded matches were played with one engine per batch: the parts leave them
+    as they were."""
+    for game, presets in PRESETS.items():
+        for preset in presets:
+            agent = load(f"search[{preset}]:pretrained:{game}-2p", game=game)
+            assert agent.samples * agent.top_k * BATCH_GAMES <= MAX_BATCH_COPIES
 
 
 def test_a_top_k_past_the_games_actions_takes_them_all(capsys):
