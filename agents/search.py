@@ -156,7 +156,7 @@ class SearchAgent(Agent):
             raise AgentSpecError(f"the network takes {network.observation_size} observations "
                                  f"and {network.num_actions} actions, not those of the "
                                  f"{num_players}-player {game} game")
-        if preset not in PRESETS[game]:
+        if not isinstance(preset, str) or preset not in PRESETS[game]:
             raise AgentSpecError(f"unknown search preset {preset!r}; choose one of "
                                  f"{sorted(PRESETS[game])}")
         unknown = sorted(set(settings) - set(DEFAULTS))

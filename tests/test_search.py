@@ -406,6 +406,7 @@ def test_hidden_cards_fill_every_other_hand_and_the_pile(num_players):
     ({"rounds": 2.5}, "rounds must be an integer from 1 to 64"),
     ({"rounds": 65}, "rounds must be an integer from 1 to 64, got 65"),
     ({"preset": "fast"}, "unknown search preset 'fast'"),
+    ({"preset": ["person"]}, r"unknown search preset \['person'\]"),
     ({"depth": 3}, r"unknown search settings \['depth'\]"),
     ({"phases": "play"}, "phases must be 'all' or phase names of the dice game"),
     ({"phases": ""}, "phases must be 'all'"),
