@@ -21,7 +21,8 @@ a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
 
 ``game`` and ``num_players`` say what the agent will play; a checkpoint must match
 them. Extra keyword arguments go to the agent's constructor (e.g.
-``load("expert", tau=0.1)`` or ``load("run.pt", deterministic=False)``).
+``load("expert", tau=0.1)`` or ``load("run.pt", deterministic=False)``), all but
+``network``, which a checkpoint's agent takes from its file.
 
 Errors (all ``ValueError`` subclasses, the message names the spec and the problem):
 :class:`AgentSpecError` for an unknown name or an agent that does not play the game,
@@ -121,6 +122,9 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return _construct(factory(), spec, game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
+    if "network" in kwargs:  # Python's TypeError would blame the constructor's call
+        raise AgentSpecError(f"agent {os.fspath(spec)!r} takes its network from the "
+                             f"checkpoint, not as a setting")
     if isinstance(spec, str) and spec.startswith(PLANNERS + (SEARCH_SETTINGS_PREFIX,)):
         return _planner(spec, game, num_players, kwargs)
     network, _ = read_checkpoint(spec, game, num_players)

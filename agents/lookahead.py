@@ -194,7 +194,7 @@ class LookaheadAgent(Agent):
         self._layout = observation_layout(num_players)
 
     @classmethod
-    def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any],
+    def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any], /,
                         **kwargs: Any) -> "LookaheadAgent":
         """Build the agent from a loaded checkpoint (see :func:`agents.policy.load_checkpoint`),
         taking ``reward_scale`` and ``gamma`` from its training config unless given."""

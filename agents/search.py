@@ -196,7 +196,7 @@ class SearchAgent(Agent):
         self._entry = spec.phases.index("entry")
 
     @classmethod
-    def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any],
+    def from_checkpoint(cls, network: PolicyNetwork, data: Mapping[str, Any], /,
                         **kwargs: Any) -> "SearchAgent":
         """The agent of a loaded checkpoint, its value units from its training config."""
         units = value_units(data)

@@ -1,5 +1,7 @@
 """agents.load's game and player-count arguments: any integer type, clear errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,11 @@ BAD_SETTINGS = [
     ("lookahead:pretrained:dice-2p", {"gamma": 1.5}, "lookahead setting gamma must be a finite "
                                                      "number >= 0 and <= 1"),
     ("lookahead:pretrained:dice-2p", {"samples": 8}, r"takes no setting \['samples'\]"),
+    ("lookahead:pretrained:dice-2p", {"data": {}}, r"takes no setting \['data'\]"),
+    ("search:pretrained:dice-2p", {"data": {}}, r"unknown search settings \['data'\]"),
+    *[(spec, {"network": None}, re.escape(f"agent '{spec}' takes its network from the checkpoint"))
+      for spec in ("pretrained:dice-2p", "lookahead:pretrained:dice-2p",
+                   "search[samples=2]:pretrained:dice-2p")],
 ]
 
 
