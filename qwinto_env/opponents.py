@@ -39,10 +39,11 @@ class OpponentSpecError(ValueError):
 def split_specs(text: str) -> list[str]:
     """Comma-separated bot specs as a list (stripped): commas inside brackets belong to
     a spec's settings (``"search[samples=8,turns=0]:pretrained:dice-2p,expert"`` is two
-    specs). Empty items stay, as ``""``, for the caller to refuse."""
+    specs; a stray ``]`` closes nothing). Empty items stay, as ``""``, for the caller to
+    refuse."""
     specs, depth, start = [], 0, 0
     for i, char in enumerate(text):
-        depth += (char == "[") - (char == "]")
+        depth = max(depth + (char == "[") - (char == "]"), 0)
         if char == "," and depth == 0:
             specs.append(text[start:i].strip())
             start = i + 1

@@ -487,3 +487,14 @@ def test_the_evaluator_plays_it_from_the_command_line(capsys):
                           "pretrained:cards-2p", "--games", "4", "--quiet"])
     out = capsys.readouterr().out
     assert "| search[samples=2,top_k=2,turns=1]:pretrained:cards-2p |" in out
+
+
+def test_a_stray_bracket_is_named_on_the_command_line(capsys):
+    """A stray ']' in --agents keeps the comma after it: the error names the setting, not
+    a checkpoint made of the next agent's spec."""
+    with pytest.raises(SystemExit) as exit_:
+        evaluate_main(["--agents", "search[samples=2]]:pretrained:dice-2p,pretrained:dice-2p",
+                       "--games", "2", "--quiet"])
+    assert exit_.value.code == 2
+    assert "search setting samples must be an integer >= 1, got '2]'" \
+        in capsys.readouterr().err
