@@ -185,6 +185,21 @@ def test_a_resume_with_other_training_settings_says_which(run_copy, capsys, chan
     assert not said or "run.total_steps" not in told[0]
 
 
+def test_a_resume_with_a_smaller_pool_keeps_the_newest_snapshots(run_copy):
+    """The pool dropped its oldest snapshots only when a new one came: a resume with a
+    smaller opponents.pool_size played on against every saved one until then."""
+    cfg = load_config(None, [*TINY, "run.name=r"])
+    saved = read_trainer_state(run_copy / "checkpoints" / "trainer_state.pt", cfg)
+    names = [name for name, _ in saved["pool"]["snapshots"]]
+    assert len(names) > 2
+    assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY, "run.total_steps=1700",
+                     "opponents.pool_size=2", "opponents.snapshot_every=100000",
+                     "run.checkpoint_every=1") == 0
+    state = torch.load(run_copy / "checkpoints" / "trainer_state.pt", weights_only=True)
+    assert state["step"] > saved["step"]  # trained on, with no new snapshot
+    assert [name for name, _ in state["pool"]["snapshots"]] == names[-2:]
+
+
 def test_resume_finishes_a_run_killed_during_its_final_evaluation(run_copy, capsys):
     """The state has reached total_steps; the kill came before evaluation.txt and
     final.pt, and also between the state and its policy checkpoints."""

@@ -110,8 +110,10 @@ class OpponentPool:
                 "snapshot_count": self.snapshot_count, "rng": self.rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any], template: PolicyNetwork) -> None:
+        """Restore a :meth:`state_dict`, keeping its newest ``pool_size`` snapshots (a
+        resume may give a smaller pool than the run was saved with)."""
         self.snapshots = []
-        for name, weights in state["snapshots"]:
+        for name, weights in state["snapshots"][-self.cfg.pool_size:]:
             net = copy.deepcopy(template)
             net.load_state_dict(weights)
             self.snapshots.append(Opponent(name, network=_frozen(net)))
