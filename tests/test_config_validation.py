@@ -309,6 +309,19 @@ def test_a_corrupt_missing_or_mismatched_init_checkpoint_is_refused_up_front(tmp
         assert line.startswith("train.py: error: run.init_from") and message in line, line
 
 
+def test_init_from_a_trainer_state_points_at_the_run_s_policies(tmp_path, capsys, no_training):
+    """run.init_from=<run>/checkpoints/trainer_state.pt, taken for the run's checkpoint,
+    said only that the file was no policy checkpoint."""
+    from agents.policy import PolicyNetwork
+    from agents.trainers.run import Run, policy_shape
+    run = Run(load_config(None, [*SMALL, "run.name=prev", "run.device=cpu"]), root=tmp_path / "old")
+    run.save(PolicyNetwork(*policy_shape("dice", 2), hidden=[16]), 100, {})
+    line = refused(tmp_path, capsys, *SMALL, f"run.init_from={run.state_path}")
+    assert line.startswith(f"train.py: error: run.init_from: checkpoint '{run.state_path}'")
+    assert f"start from the run's {run.ckpt_dir / 'latest.pt'} or {run.dir / 'final.pt'}, " \
+           f"or continue that run with --resume" in line
+
+
 def test_init_from_is_not_read_on_resume():
     cfg = load_config(None, [*SMALL, "run.init_from=missing.pt"])
     check_resources(cfg, "runs", resume=True)

@@ -68,7 +68,7 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     try:
         source, _ = read_checkpoint(cfg.run.init_from, cfg.env.game, cfg.env.num_players)
     except (AgentSpecError, CheckpointError) as exc:
-        raise ConfigError(f"run.init_from: {exc}") from exc
+        raise ConfigError(f"run.init_from: {exc}{_not_a_policy(cfg.run.init_from)}") from exc
     ours = (net.observation_size, net.num_actions, net.config)
     theirs = (source.observation_size, source.num_actions, source.config)
     same_but_features = {**ours[2], "features": None} == {**theirs[2], "features": None}
@@ -83,6 +83,17 @@ def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
     grown = torch.zeros_like(net.state_dict()[first])
     grown[:, :state[first].shape[1]] = state[first]
     net.load_state_dict({**state, first: grown})
+
+
+def _not_a_policy(spec: str) -> str:
+    """Advice when ``spec`` names a run's trainer state (users take it for the run's
+    checkpoint): which files of that run to start from, or how to continue it."""
+    path = Path(spec)
+    if path.name != STATE:
+        return ""
+    return (f"; {STATE} is the trainer state that --resume reads, not a policy: start from "
+            f"the run's {path.parent / LATEST} or {path.parent.parent / FINAL}, or continue "
+            f"that run with --resume")
 
 
 class ResumeError(ValueError):
