@@ -153,6 +153,26 @@ def test_a_resumed_run_drops_the_logged_points_past_its_state(run_copy):
     assert [(e.step, e.value) for e in events.Scalars("probe")] == [(step + 100, 2.0)]
 
 
+@pytest.mark.parametrize("cut_after, message", [
+    ("trainer: torc", "run.trainer: must be one of ['torch', 'sb3', 'rllib'], got 'torc'"),
+    ("  learning_ra", "ppo: must be a mapping of fields, got 'learning_ra'"),
+    ("  num_games: 8\n", "the run was trained with network = ")])
+def test_a_resume_from_a_cut_short_config_file_names_the_file(run_copy, capsys, cut_after,
+                                                               message):
+    """A config.yaml cut short where it still parses: the refusal named the field but not
+    the file it came from (nor the state the config did not match)."""
+    config = run_copy / "config.yaml"
+    text = config.read_text()
+    config.write_text(text[:text.index(cut_after) + len(cut_after)])
+    before = snapshot(run_copy)
+    assert run_train(run_copy.parent, "--resume", "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("train.py: error: ") and message in err, err
+    state = run_copy / "checkpoints" / "trainer_state.pt"
+    assert f"config file {str(config)!r}" in err or f"cannot resume from {state}:" in err, err
+    assert snapshot(run_copy) == before
+
+
 def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):
     before = snapshot(run_copy)
     assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY) == 0

@@ -622,12 +622,20 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
     ``None``: the defaults) and apply ``key.sub=value`` overrides.
 
     Override values are parsed as YAML (``1e-3``, ``true``, ``[128, 128]``). Raises
-    :class:`ConfigError` for anything that does not describe a valid run.
+    :class:`ConfigError` for anything that does not describe a valid run; a refused field
+    read from a file of the user's (not a shipped config) names the file too.
     """
-    data = _read_config_file(config_path(path)) if path is not None else {}
+    file = config_path(path) if path is not None else None
+    data = _read_config_file(file) if file is not None else {}
     for item in overrides:
         _apply_override(data, item)
-    return config_from_dict(data)
+    try:
+        return config_from_dict(data)
+    except ConfigError as exc:
+        if file is None or file.parent == CONFIG_DIR:  # a shipped config is valid alone
+            raise
+        raise ConfigError(f"{exc} (config file {str(file)!r}"
+                          f"{' with the overrides' if overrides else ''})") from None
 
 
 def save_config(cfg: TrainConfig, path: str | Path) -> None:

@@ -140,8 +140,9 @@ def read_trainer_state(path: str | Path, cfg: TrainConfig,
                           f"{cfg.run.trainer}")
     for section in ("env", "network"):
         if saved[section] != now[section]:
-            raise ResumeError(f"cannot resume: the run was trained with {section} = "
-                              f"{saved[section]}, the config now says {now[section]}")
+            raise ResumeError(f"cannot resume from {path}: the run was trained with "
+                              f"{section} = {saved[section]}, the config now says "
+                              f"{now[section]}")
     return state
 
 
