@@ -5,7 +5,8 @@ truncated file that a later load chokes on. These helpers write into a temporary
 in the same folder, flush it to disk, and rename it over the target: on POSIX a rename
 within one file system is atomic, so a reader sees the previous file or the complete new
 one, never a mix. A failed write removes its temporary file and leaves the target as it
-was.
+was; a write killed outright leaves it behind, hidden, for :func:`leftover_temporaries`
+to find.
 
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 __all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save",
-           "output_problem"]
+           "output_problem", "leftover_temporaries"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
@@ -34,7 +35,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
     exception propagates.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    prefix, suffix = _temporary(path.name)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; keep the usual mode
         with os.fdopen(fd, "wb") as fh:
@@ -49,6 +51,20 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def _temporary(name: str) -> tuple[str, str]:
+    """Prefix and suffix of the temporary file of a write to ``name`` (a random part goes
+    between them): hidden, and named after its target."""
+    return f".{name}.", ".tmp"
+
+
+def leftover_temporaries(folder: str | os.PathLike, name: str) -> list[Path]:
+    """The temporary files in ``folder`` of writes to ``name`` (a glob pattern:
+    ``step_*.pt``) that were killed before they finished. Only the process that owns
+    these files may remove them: another one's write in progress looks the same."""
+    prefix, suffix = _temporary(name)
+    return sorted(Path(folder).glob(f"{prefix}*{suffix}"))
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:

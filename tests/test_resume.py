@@ -350,6 +350,17 @@ def test_a_write_failing_halfway_leaves_every_file_loadable_and_consistent(
     assert not [p for p in ckpt.iterdir() if p.name.endswith(".tmp")]
 
 
+def killed_halfway(writer: str) -> None:
+    """Run the Python code ``writer`` and kill it (SIGKILL) once it prints ``halfway``."""
+    proc = subprocess.Popen([sys.executable, "-c", writer], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "halfway"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_policy_checkpoint_killed_during_its_write_keeps_the_previous_file(tmp_path):
     """A process killed (SIGKILL) while ``save_checkpoint`` writes leaves the previous file."""
     target = tmp_path / "policy.pt"
@@ -367,15 +378,30 @@ def test_a_policy_checkpoint_killed_during_its_write_keeps_the_previous_file(tmp
         "torch.save = slow\n"
         f"save_checkpoint({str(target)!r}, PolicyNetwork(89, 37, hidden=[8], features='sheet'),"
         " 'dice', 2, 89, 37)\n")
-    proc = subprocess.Popen([sys.executable, "-c", writer], cwd=ROOT, stdout=subprocess.PIPE,
-                            text=True)
-    try:
-        assert proc.stdout.readline().strip() == "halfway"
-    finally:
-        proc.kill()
-        proc.wait()
+    killed_halfway(writer)
     assert target.read_bytes() == before
     assert same_weights(load(str(target)).network.state_dict(), tiny_network(0).state_dict())
+
+
+def test_a_run_clears_the_temporary_files_its_killed_writes_left(run_copy):
+    """A write killed outright left its hidden temporary file in the run folder for good;
+    the next start of the run removes those of its own files and nothing else."""
+    ckpt = run_copy / "checkpoints"
+    for target in (ckpt / "latest.pt", ckpt / "step_99.pt", run_copy / "evaluation.txt"):
+        killed_halfway("import time\n"
+                       "from qwinto_env.fileio import atomic_write\n"
+                       "def half(fh):\n"
+                       "    fh.write(b'half'); fh.flush(); print('halfway', flush=True)\n"
+                       "    time.sleep(60)\n"
+                       f"atomic_write({str(target)!r}, half)\n")
+    assert len(list(run_copy.rglob(".*.tmp"))) == 3
+    others = [run_copy / ".notes.txt.a1b2c3d4.tmp", ckpt / ".latest.pt.swp",
+              run_copy / "tb" / ".final.pt.a1b2c3d4.tmp"]
+    for path in others:
+        path.write_text("not the run's")
+    assert run_train(run_copy.parent, "--resume", "run.name=r", *TINY,
+                     "run.total_steps=1700") == 0
+    assert sorted(run_copy.rglob(".*")) == sorted(others)
 
 
 # -- interrupted and resumed runs ------------------------------------------------------------

@@ -18,6 +18,8 @@ at least as new as ``latest.pt`` (losing at most one ``run.checkpoint_every``) a
 writes the policy files the kill kept from being written. ``final.pt`` comes after
 ``evaluation.txt``: a run whose ``final.pt`` holds the newest state's policy is finished,
 and ``--resume`` leaves it alone; one killed during its final evaluation is evaluated.
+A write killed outright leaves a hidden temporary file beside its target; the run
+removes those of its own files when it writes ``config.yaml`` (see :class:`Run`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from qwinto_env.fileio import atomic_torch_save, atomic_write_text
+from qwinto_env.fileio import atomic_torch_save, atomic_write_text, leftover_temporaries
 from qwinto_env.spec import SPECS
 
 from ..evaluate import format_table, play
@@ -49,6 +51,8 @@ CONFIG, FINAL, EVALUATION = "config.yaml", "final.pt", "evaluation.txt"
 CHECKPOINTS, LOGS = "checkpoints", "tb"
 STATE, LATEST = "trainer_state.pt", "latest.pt"  # in CHECKPOINTS
 RUN_FOLDERS, RUN_FILES = (CHECKPOINTS, LOGS), (CONFIG, FINAL, EVALUATION)
+#: The files a run writes atomically, by folder ("" the run's own), as glob patterns.
+WRITTEN = {"": RUN_FILES, CHECKPOINTS: (STATE, LATEST, "step_*.pt")}
 
 
 def init_network(net: PolicyNetwork, cfg: TrainConfig) -> None:
@@ -187,7 +191,8 @@ class Run:
     first checkpoint (so that a trainer refusing the state later changes no file either,
     and ``config.yaml`` describes the state beside it). A new run writes the folder and
     ``config.yaml`` at once, and is refused where the folder holds a run's state or
-    policy files.
+    policy files. With ``config.yaml`` a run removes the temporary files that writes of
+    its files (only those: :data:`WRITTEN`), killed outright, left.
     """
 
     def __init__(self, cfg: TrainConfig, root: str | Path = "runs", resume: bool = False):
@@ -210,7 +215,7 @@ class Run:
         self.finished = self.trained and self.evaluation_path.is_file() and \
             _holds(self.final_path, self.state["network"])
         self._writer = None
-        self._config_written = False
+        self._begun_writing = False
         self._started = time.perf_counter()
         #: called after every update as ``observer(step, policy)`` (``policy()`` returns
         #: the current policy network): how a caller follows a run (the benchmark's curves)
@@ -224,7 +229,7 @@ class Run:
         if resume:
             self._complete_checkpoints()
         else:
-            self._write_config()
+            self._begin_writing()
 
     @property
     def seed(self) -> int:
@@ -273,10 +278,15 @@ class Run:
                         metadata={"trainer": cfg.run.trainer, "steps": step,
                                   "config": cfg.to_dict()})
 
-    def _write_config(self) -> None:
-        if not self._config_written:
+    def _begin_writing(self) -> None:
+        """Clear the temporary files killed writes left, and write ``config.yaml``: once."""
+        if not self._begun_writing:
+            for folder, names in WRITTEN.items():
+                for name in names:
+                    for path in leftover_temporaries(self.dir / folder, name):
+                        path.unlink(missing_ok=True)
             save_config(self.cfg, self.dir / CONFIG)
-            self._config_written = True
+            self._begun_writing = True
 
     def save(self, network: PolicyNetwork, step: int, trainer_state: dict[str, Any]) -> Path:
         """What resuming needs, then the policy checkpoints ``step_<step>.pt`` and
@@ -285,7 +295,7 @@ class Run:
         Every file is written atomically, the trainer state first: a kill at any moment
         leaves a state to resume from that is at least as new as every policy checkpoint.
         """
-        self._write_config()
+        self._begin_writing()
         atomic_torch_save({"step": step, "config": self.cfg.to_dict(),
                            "network": network.state_dict(), **trainer_state}, self.state_path)
         self.step = step
@@ -311,7 +321,7 @@ class Run:
     def finish(self, network: PolicyNetwork, report: str) -> None:
         """Write ``evaluation.txt``, then ``final.pt``: a ``final.pt`` holding the newest
         state's policy marks the run :attr:`finished`."""
-        self._write_config()
+        self._begin_writing()
         atomic_write_text(self.evaluation_path, report + "\n")
         self.save_policy(network, self.final_path, self.step)
 
