@@ -18,7 +18,8 @@ from agents import load  # noqa: E402
 from agents.policy import PolicyAgent, save_checkpoint  # noqa: E402
 from agents.trainers.config import ConfigError, load_config  # noqa: E402
 from agents.trainers.rllib_env import (LEARNER, AgentModule, MaskedPPOModule,  # noqa: E402
-                                       QwintoMultiAgentEnv, export_network, policy_mapping)
+                                       QwintoMultiAgentEnv, SeededEpisodeIds, export_network,
+                                       policy_mapping)
 from qwinto_env import parallel_env  # noqa: E402
 
 
@@ -181,6 +182,31 @@ class _Episode:
         self.id_ = id_
 
 
+def _schedule(seed: int | None, worker_index: int, episodes: int = 200) -> list[str]:
+    """Who plays seat 1 in each of the first ``episodes`` episodes an env runner creates,
+    as RLlib's env runner names them (a random UUID) and then calls back."""
+    import uuid
+    from types import SimpleNamespace
+    fn = policy_mapping(0.5, {"opponent_0": 0.25, "opponent_1": 0.25})
+    callback = SeededEpisodeIds()
+    runner = SimpleNamespace(config=SimpleNamespace(seed=seed), worker_index=worker_index)
+    schedule = []
+    for _ in range(episodes):
+        ep = _Episode(uuid.uuid4().hex)
+        callback.on_episode_created(episode=ep, env_runner=runner, env_index=0)
+        schedule.append(fn("player_1", ep))
+    return schedule
+
+
+def test_the_opponent_schedule_is_a_function_of_the_seed():
+    """The mapping drew from RLlib's episode IDs, random UUIDs: the same run.seed played
+    other opponents in every run."""
+    assert _schedule(0, 1) == _schedule(0, 1)
+    assert _schedule(0, 1) != _schedule(1, 1)
+    assert _schedule(0, 1) != _schedule(0, 2)  # each env runner its own stream
+    assert _schedule(None, 1) != _schedule(None, 1)  # unseeded stays unseeded
+
+
 def test_policy_mapping_is_per_episode_and_follows_the_shares():
     fn = policy_mapping(0.5, {"opponent_0": 0.25, "opponent_1": 0.25})
     kinds = []
@@ -264,6 +290,25 @@ def test_short_training_run_exports_a_loadable_policy(local_ray, tmp_path):
     agent = load(str(run_dir / "final.pt"), game="dice", num_players=2)
     obs, masks = _observations(2)
     assert masks[np.arange(len(obs)), agent.act_batch(obs, masks)].all()
+
+
+@pytest.mark.slow
+def test_a_run_sampling_in_the_driver_repeats_from_its_seed(local_ray, tmp_path):
+    """train_from_config twice with one run.seed gives the same network (the opponent
+    schedule drew from random episode IDs, so no two runs were the same); another seed
+    another network."""
+    from agents.trainers import train_from_config
+    weights = []
+    for i, seed in enumerate([0, 0, 1]):
+        cfg = load_config("configs/dice-2p-rllib.yaml", SHORT_RUN + [
+            f"run.name=seed-{i}", f"run.seed={seed}", "run.total_steps=2000",
+            "rllib.num_env_runners=0", "ppo.update_epochs=1", "eval.every=0",
+            "eval.final_games=4", "network.hidden=[16]"])
+        train_from_config(cfg, root=tmp_path, progress=False)
+        weights.append(torch.load(tmp_path / f"seed-{i}" / "final.pt",
+                                  weights_only=True)["state_dict"])
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert not all(torch.equal(weights[0][k], weights[2][k]) for k in weights[0])
 
 
 @pytest.mark.slow

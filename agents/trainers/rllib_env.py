@@ -28,6 +28,10 @@ imports this module.
     ``expert``, a ``.pt`` checkpoint) as an RLModule that returns the agent's actions.
     The agent is called on a batch of observations from many games at once, so it must
     decide from the observation alone (every shipped agent does).
+
+:func:`policy_mapping` and :class:`SeededEpisodeIds`
+    Who plays which seat, per episode: drawn from the episode's ID, which the callback
+    makes a function of the config's seed (RLlib's own IDs are random UUIDs).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any, Callable, Mapping
 import gymnasium as gym
 import numpy as np
 import torch
+from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModule
@@ -51,7 +56,7 @@ from qwinto_env.parallel import parallel_env
 from ..policy import PolicyNetwork
 
 __all__ = ["QwintoMultiAgentEnv", "MaskedPPOModule", "AgentModule", "export_network",
-           "policy_mapping", "LEARNER"]
+           "policy_mapping", "SeededEpisodeIds", "LEARNER"]
 
 #: Module ID of the trained policy (shared by every seat it plays).
 LEARNER = "learner"
@@ -123,6 +128,30 @@ class QwintoMultiAgentEnv(MultiAgentEnv):
                 rewards[a] = rewards.get(a, 0.0) + float(r)
 
 
+class SeededEpisodeIds(RLlibCallback):
+    """Names each episode, as its env runner creates it, ``<seed>-<runner>-<n>`` (the
+    runner's n-th episode; ``seed`` the config's): :func:`policy_mapping` draws the
+    episode's opponents from its ID, and RLlib's own IDs are random UUIDs, so two runs
+    with the same seed played different opponent schedules.
+
+    A runner creates its episodes in an order that its seeded envs and modules fix, so
+    the same seed gives the same schedule and another seed another one. Without a seed
+    RLlib's IDs stay. RLlib makes one instance per env runner, before the episode has
+    any data that would carry the ID.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._created = 0
+
+    def on_episode_created(self, *, episode: Any, env_runner: Any = None,
+                           **kwargs: Any) -> None:
+        seed = env_runner.config.seed
+        if seed is not None:
+            episode.id_ = f"{seed}-{env_runner.worker_index or 0}-{self._created}"
+            self._created += 1
+
+
 def policy_mapping(self_play: float, opponents: dict[str, float]) -> Callable[..., str]:
     """A ``policy_mapping_fn``: per episode, self-play or one fixed opponent.
 
@@ -130,7 +159,9 @@ def policy_mapping(self_play: float, opponents: dict[str, float]) -> Callable[..
     learner (parameter sharing); otherwise ``player_0`` is the learner and every other
     seat plays one opponent module, drawn by ``opponents`` (module ID -> share). The
     draw is a function of the episode ID, so all seats of an episode agree and no state
-    is kept between calls. The env draws the start player, so seat 0 is no bias.
+    is kept between calls; :class:`SeededEpisodeIds` makes the IDs, and so the
+    schedule, a function of the seed. The env draws the start player, so seat 0 is no
+    bias.
     """
     total = self_play + sum(opponents.values())
     if total <= 0:

@@ -12,8 +12,9 @@ with ``rllib.num_cpus`` CPUs, or joins the cluster at ``rllib.address``.
 * Opponents: per episode, self-play with share ``opponents.self_play`` (every seat is
   the learner, parameters shared), else the learner in seat 0 against one of
   ``opponents.scripted`` (``agents.load`` specs: bots or ``.pt`` checkpoints), each a
-  non-trained :class:`~agents.trainers.rllib_env.AgentModule`. There is no snapshot
-  pool (``opponents.snapshots`` must be 0).
+  non-trained :class:`~agents.trainers.rllib_env.AgentModule`, drawn from the episode's
+  ID, which :class:`~agents.trainers.rllib_env.SeededEpisodeIds` derives from
+  ``run.seed``. There is no snapshot pool (``opponents.snapshots`` must be 0).
 * PPO: ``ppo.*`` maps onto RLlib's settings (learning rate, its linear decay, gamma,
   lambda, clip, entropy and value coefficients, gradient clip, epochs); a PPO update
   uses ``rllib.train_batch_size`` agent steps in minibatches of ``rllib.minibatch_size``.
@@ -65,7 +66,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from .rllib_env import LEARNER, AgentModule, MaskedPPOModule, QwintoMultiAgentEnv, \
-        policy_mapping
+        SeededEpisodeIds, policy_mapping
 
     pc, rc, env = cfg.ppo, cfg.rllib, cfg.env
     opponents = opponent_modules(cfg)
@@ -98,6 +99,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
         .multi_agent(policies={LEARNER, *opponents},
                      policy_mapping_fn=policy_mapping(self_play, shares),
                      policies_to_train=[LEARNER])
+        .callbacks(SeededEpisodeIds)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .debugging(seed=cfg.run.seed, log_level="ERROR")
     )
