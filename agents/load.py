@@ -211,6 +211,8 @@ def _planner(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> 
         agent = planner.from_checkpoint(network, data, **kwargs)
     except CheckpointError as exc:
         raise CheckpointError(f"checkpoint {inner!r}: {exc}") from exc
+    except AgentSpecError as exc:  # a bad setting: which of several agents is to blame
+        raise AgentSpecError(f"{spec!r}: {exc}") from exc
     agent.name = spec
     return agent
 

@@ -498,3 +498,14 @@ def test_a_stray_bracket_is_named_on_the_command_line(capsys):
     assert exit_.value.code == 2
     assert "search setting samples must be an integer >= 1, got '2]'" \
         in capsys.readouterr().err
+
+
+def test_a_bad_setting_names_the_agent_it_belongs_to(capsys):
+    """Of two search agents on one command line, the error says which has the bad
+    setting (it named the setting alone)."""
+    agents = "search[samples=2]:pretrained:dice-2p,search[samples=0]:pretrained:dice-2p-v2"
+    with pytest.raises(SystemExit) as exit_:
+        evaluate_main(["--agents", agents, "--games", "2", "--quiet"])
+    assert exit_.value.code == 2
+    assert "'search[samples=0]:pretrained:dice-2p-v2': search setting samples must be an " \
+           "integer >= 1, got 0" in capsys.readouterr().err
