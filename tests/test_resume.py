@@ -23,7 +23,7 @@ import train
 from agents import load
 from agents.policy import PolicyNetwork, save_checkpoint
 from agents.trainers import train_from_config
-from agents.trainers.config import load_config
+from agents.trainers.config import MAX_SEED, load_config
 from agents.trainers.run import ResumeError, Run, TrainingInterrupted, read_trainer_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,6 +109,9 @@ def test_a_resume_draws_new_random_streams_from_the_seed_and_the_step(run_copy):
     resumed = [Run(cfg, root=run_copy.parent, resume=True) for _ in range(2)]
     assert resumed[0].step > 0
     assert resumed[0].seed == resumed[1].seed != cfg.run.seed
+    # in run.seed's range: SB3 and RLlib add offsets and seed numpy's legacy generator
+    for resumed[0].step in range(1, 100):
+        assert 0 <= resumed[0].seed <= MAX_SEED, resumed[0].step
     fresh = Run(load_config(None, [*TINY, "run.name=new"]), root=run_copy.parent)
     assert fresh.seed == cfg.run.seed
 
@@ -606,9 +609,15 @@ def test_rllib_resumes_from_the_folder_its_state_names(tmp_path, monkeypatch):
         assert [p.name for p in ckpt.glob("rllib*")] == [state["rllib_dir"]]
         (ckpt / "rllib_999999").mkdir()  # what a kill inside RLlib's next save leaves
         (ckpt / "rllib_999999" / "half").write_text("")
+        from agents.trainers import rllib_ppo
+        expected = Run(cfg, root=tmp_path, resume=True).seed
+        build, seeds = rllib_ppo.build_config, []
+        monkeypatch.setattr(rllib_ppo, "build_config",
+                            lambda *args, **kw: seeds.append(kw["seed"]) or build(*args, **kw))
         train_from_config(cfg, root=tmp_path, resume=True, progress=False)
     finally:
         ray.shutdown()
+    assert seeds == [expected] != [cfg.run.seed]  # not the games the run began with
     final = read_trainer_state(ckpt / "trainer_state.pt", cfg)
     assert final["step"] >= 2500 and final["rllib_lifetime"] > state["rllib_lifetime"]
     assert [p.name for p in ckpt.glob("rllib*")] == [final["rllib_dir"]]

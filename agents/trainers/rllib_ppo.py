@@ -13,8 +13,9 @@ with ``rllib.num_cpus`` CPUs, or joins the cluster at ``rllib.address``.
   the learner, parameters shared), else the learner in seat 0 against one of
   ``opponents.scripted`` (``agents.load`` specs: bots or ``.pt`` checkpoints), each a
   non-trained :class:`~agents.trainers.rllib_env.AgentModule`, drawn from the episode's
-  ID, which :class:`~agents.trainers.rllib_env.SeededEpisodeIds` derives from
-  ``run.seed``. There is no snapshot pool (``opponents.snapshots`` must be 0).
+  ID, which :class:`~agents.trainers.rllib_env.SeededEpisodeIds` derives from the
+  run's seed (``run.seed``; on a resume, drawn from it and the step). There is no
+  snapshot pool (``opponents.snapshots`` must be 0).
 * PPO: ``ppo.*`` maps onto RLlib's settings (learning rate, its linear decay, gamma,
   lambda, clip, entropy and value coefficients, gradient clip, epochs); a PPO update
   uses ``rllib.train_batch_size`` agent steps in minibatches of ``rllib.minibatch_size``.
@@ -59,8 +60,10 @@ def opponent_modules(cfg: TrainConfig) -> dict[str, str]:
             for i, (spec, share) in enumerate(cfg.opponents.scripted.items()) if share > 0}
 
 
-def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
-    """The ``PPOConfig`` for ``cfg`` (``num_gpus_per_learner``: 1 to learn on a GPU)."""
+def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0, seed: int | None = None):
+    """The ``PPOConfig`` for ``cfg`` (``num_gpus_per_learner``: 1 to learn on a GPU), its
+    env runners and opponent modules seeded from ``seed`` (default ``run.seed``; a resumed
+    run passes :attr:`Run.seed`, so that it does not replay the games it began with)."""
     _, PPOConfig = _import_ray()
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -69,6 +72,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
         SeededEpisodeIds, policy_mapping
 
     pc, rc, env = cfg.ppo, cfg.rllib, cfg.env
+    seed = cfg.run.seed if seed is None else seed
     opponents = opponent_modules(cfg)
     shares = {mid: cfg.opponents.scripted[spec] for mid, spec in opponents.items()}
     self_play = cfg.opponents.self_play if env.num_players > 1 else 1.0
@@ -77,7 +81,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
     for i, (mid, spec) in enumerate(opponents.items()):
         specs[mid] = RLModuleSpec(module_class=AgentModule, model_config={
             "spec": spec, "game": env.game, "num_players": env.num_players,
-            "seed": cfg.run.seed + 1000 + i})
+            "seed": seed + 1000 + i})
     lr: Any = pc.learning_rate
     if pc.anneal_lr:  # RLlib's schedules count env steps; every agent step is one or less
         lr = [[0, pc.learning_rate], [cfg.run.total_steps, pc.learning_rate * 1e-3]]
@@ -101,7 +105,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0):
                      policies_to_train=[LEARNER])
         .callbacks(SeededEpisodeIds)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .debugging(seed=cfg.run.seed, log_level="ERROR")
+        .debugging(seed=seed, log_level="ERROR")
     )
 
 
@@ -148,7 +152,7 @@ def train(cfg: TrainConfig, run: Run, resume: bool = False, progress: bool = Tru
                           f"{str(run.state_path)!r} names, is missing")
     init_ray(cfg)
     gpus = 1 if run.device.type == "cuda" else 0
-    algo = build_config(cfg, num_gpus_per_learner=gpus).build_algo()
+    algo = build_config(cfg, num_gpus_per_learner=gpus, seed=run.seed).build_algo()
     try:
         step, lifetime = 0, 0
         if folder is not None:

@@ -42,7 +42,7 @@ from ..evaluate import format_table, play
 from ..load import AgentSpecError, read_checkpoint
 from ..policy import (CheckpointError, PolicyAgent, PolicyNetwork, archive_problem,
                       load_checkpoint, save_checkpoint)
-from .config import ConfigError, TrainConfig, save_config
+from .config import MAX_SEED, ConfigError, TrainConfig, save_config
 from .threads import ThreadGovernor
 
 #: The names in a run's folder (the layout above); :mod:`~agents.trainers.preflight`
@@ -235,11 +235,12 @@ class Run:
     def seed(self) -> int:
         """The seed of the trainer's random streams (engine, torch) from :attr:`step` on:
         ``run.seed`` for a new run; for a resumed one, drawn from ``run.seed`` and the
-        step, so that it does not replay the draws the run started with."""
+        step, so that it does not replay the draws the run started with (in ``run.seed``'s
+        range, which leaves room for the offsets trainers add)."""
         if self.step == 0:
             return self.cfg.run.seed
-        return int(np.random.SeedSequence([self.cfg.run.seed, self.step]).generate_state(
-            1, np.uint32)[0])
+        draw = np.random.SeedSequence([self.cfg.run.seed, self.step]).generate_state(1)[0]
+        return int(draw) % (MAX_SEED + 1)
 
     @property
     def trained(self) -> bool:
