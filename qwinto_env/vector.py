@@ -275,6 +275,21 @@ class QwintoVecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]
 
+    def _get_indices(self, indices: Any) -> list[int]:
+        """SB3's ``indices`` (None: every entry, one entry, or a sequence of entries) as
+        entries in ``0..num_envs-1``; ``IndexError`` naming any other (SB3's default let
+        ``get_attr`` answer for entries that do not exist)."""
+        n = self.num_envs
+        if indices is None:
+            return list(range(n))
+        chosen = list(indices) if isinstance(indices, abc.Iterable) else [indices]
+        bad = [i for i in chosen if isinstance(i, (bool, np.bool_))
+               or not isinstance(i, (int, np.integer)) or not -n <= i < n]
+        if bad:
+            raise IndexError(f"indices must be entries in 0..{n - 1} (or -{n}..-1), "
+                             f"got {bad!r}")
+        return [int(i) % n for i in chosen]
+
 
 class TorchVectorEnv:
     """Torch-native vector env: observations, masks, rewards and dones as tensors on

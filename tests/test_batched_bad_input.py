@@ -492,3 +492,21 @@ def test_opponent_env_steps_before_reset_like_self_play(front):
     env = front(2, 2, opponents=opponent, learner_seat=1, seed=0)
     rewards = env.step(np.full(2, 27))[1 if front is QwintoVecEnv else 2]
     assert to_np(rewards).shape == (2,)
+
+
+def test_sb3_vec_env_indices_name_an_entry_that_does_not_exist():
+    """``get_attr`` / ``env_method`` / ``env_is_wrapped`` refuse entries outside the env
+    (get_attr answered for them) and take numpy and negative indices as SB3's lists do."""
+    env = QwintoVecEnv(2, 2, seed=0)  # 4 entries
+    env.reset()
+    for bad in (4, [0, 9], -5, [1.5], [True], "0", 2.0):
+        for call in (lambda: env.get_attr("num_envs", indices=bad),
+                     lambda: env.env_method("action_masks", indices=bad),
+                     lambda: env.env_is_wrapped(object, indices=bad)):
+            with pytest.raises(IndexError, match=r"indices must be entries in 0\.\.3"):
+                call()
+    masks = env.action_masks()
+    got = env.env_method("action_masks", indices=[np.int64(3), -1])
+    assert np.array_equal(np.stack(got), masks[[3, 3]])
+    assert env.get_attr("num_envs", indices=np.int64(2)) == [4]
+    assert env.env_is_wrapped(object, indices=range(1, 3)) == [False, False]
