@@ -62,6 +62,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from .batched import BATCHED_GAMES, Backend, get_backend, pack_masks, uniform_legal
+from .parallel import check_options, keyword_names
 
 Opponent = Callable[[Any, Any], Any]
 _NO_ACTIONS = object()  # QwintoVecEnv's pending actions before step_async (None is an argument)
@@ -214,11 +215,28 @@ class QwintoVecEnv(VecEnv):
         return self._to_np(obs)
 
     def reset(self) -> np.ndarray:
+        """Restart every game; the observations (SB3's contract). The seed of ``seed()``
+        and the options of :meth:`set_options` apply to this reset only; a bad one
+        raises ``ValueError`` naming it, changes nothing and stays set."""
         seed = next((s for s in self._seeds if s is not None), None)
-        self.engine.reset(seed=seed)
+        self.engine.reset(seed=seed, **self._options[0])
         self._reset_seeds()
         self._reset_options()
         return self._observe()
+
+    def set_options(self, options: dict[str, Any] | None = None) -> None:
+        """Options of the next :meth:`reset` only, as SB3's, but one dict for every entry
+        (entries share their games): ``start_player`` (a seat, or one per game) and, in
+        the card game, ``deck`` ((num_games, 32) card orders), as the engine's ``reset``
+        takes them. ``TypeError`` naming an option it does not take; the values are
+        checked at the reset."""
+        if options is not None and not isinstance(options, abc.Mapping):
+            raise ValueError(f"QwintoVecEnv.set_options takes one dict for every entry "
+                             f"(entries share their games; start_player may give one seat "
+                             f"per game) or None, got {type(options).__name__}")
+        accepted = [name for name in keyword_names(self.engine.reset) if name != "seed"]
+        check_options("QwintoVecEnv.set_options", options or {}, accepted)
+        super().set_options(dict(options or {}))
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions

@@ -181,3 +181,30 @@ def test_maskable_ppo_trains_on_the_card_game():
                         policy_kwargs={"net_arch": [64]}, device="cpu")
     model.learn(total_timesteps=4096)
     assert model.num_timesteps >= 4096
+
+
+def test_sb3_set_options_reach_the_next_reset_only():
+    """SB3's ``set_options`` then ``reset()``: the engine's reset options for that reset
+    (they were dropped); an option it does not take or per-entry dicts are refused."""
+    venv = QwintoVecEnv(3, num_players=2, seed=0)
+    venv.set_options({"start_player": 1})
+    first = venv.reset()
+    assert venv.engine.active.tolist() == [1, 1, 1]
+    assert np.array_equal(first, BatchedDiceGame(3, 2, seed=0, start_player=1)
+                          .observations().reshape(6, -1))
+    venv.reset()
+    assert venv.engine.active.tolist() == [0, 0, 0]  # for one reset only
+    venv.set_options({"start_player": np.array([0, 1, 1])})
+    venv.reset()
+    assert venv.engine.active.tolist() == [0, 1, 1]
+    with pytest.raises(TypeError, match="'start'; accepted: start_player"):
+        venv.set_options({"start": 1})
+    with pytest.raises(ValueError, match="one dict for every entry"):
+        venv.set_options([{"start_player": 1}] * 6)
+    venv.set_options({"start_player": 2})
+    with pytest.raises(ValueError, match="start_player"):
+        venv.reset()
+    cards = QwintoVecEnv(2, num_players=2, game="cards", seed=0)
+    cards.set_options({"deck": np.tile(np.arange(32), (2, 1))})
+    cards.reset()
+    assert cards.engine.hands[0].tolist() == cards.engine.hands[1].tolist()  # one deal
