@@ -15,7 +15,8 @@ Two ways to map games to environment entries (both front-ends):
   float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards), arrays of the engine's
   backend (numpy for the SB3 env unless ``backend="torch"``, tensors on the device for
   the torch env), and ``actions`` (N,) integers. :class:`RandomOpponent` plays
-  uniformly over legal actions.
+  uniformly over legal actions. The env's seed (``seed=``, a seeded reset) reseeds every
+  opponent that has a ``reset(seed=...)`` method, so one seed replays the same games.
 
 Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
 float32)`` for the dice game, ``(33P+149,)`` for the cards); the legal-action masks come separately. For SB3 the
@@ -69,10 +70,15 @@ _NO_ACTIONS = object()  # QwintoVecEnv's pending actions before step_async (None
 
 
 class RandomOpponent:
-    """A batched opponent that plays uniformly at random among the legal actions."""
+    """A batched opponent that plays uniformly at random among the legal actions; an env
+    seeded with ``seed=`` or a seeded reset reseeds it through :meth:`reset`."""
 
     def __init__(self, backend: str = "numpy", device: Any = None, seed: int | None = None):
         self.backend = get_backend(backend, device)
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Draw from ``seed`` from now on (None: fresh entropy)."""
         self.gen = self.backend.generator(seed)
 
     def __call__(self, obs: Any, masks: Any) -> Any:
@@ -116,6 +122,17 @@ class _SeatMap:
         self.opponents = list(zip(others, opponents))
         self.num_envs = engine.num_games
         self.observe()  # the opponents' first inputs: the engine starts reset
+
+    def reseed(self, seed: Any) -> None:
+        """Reseed every opponent that has a ``reset(seed=...)`` method (as
+        :class:`RandomOpponent`) from the env's checked ``seed``, so that one seed replays
+        the same games against the same opponent draws; ``None`` leaves them as they are."""
+        if seed is None:
+            return
+        unique = list({id(o): o for _, o in self.opponents}.values())
+        for opponent, child in zip(unique, np.random.SeedSequence(int(seed)).spawn(len(unique))):
+            if callable(getattr(opponent, "reset", None)):
+                opponent.reset(seed=int(child.generate_state(1, np.uint64)[0]))
 
     def observe(self) -> tuple[Any, Any]:
         """Observations and masks of every entry, from the engine's current state."""
@@ -184,7 +201,8 @@ class QwintoVecEnv(VecEnv):
     with a ``device``; results are copied to numpy for SB3). ``opponents`` and
     ``learner_seat`` choose the entry mapping (module docstring); ``reward``,
     ``random_start``, ``seed`` and game options (``empty_pile`` for the cards) go to the
-    engine (``seed()`` before ``reset()`` reseeds it, as in SB3). Illegal actions raise
+    engine (``seed()`` before ``reset()`` reseeds it, and the opponents, as in SB3; see
+    :meth:`set_options` for the reset's options). Illegal actions raise
     :class:`~qwinto_env.game.IllegalActionError`.
     """
 
@@ -198,6 +216,7 @@ class QwintoVecEnv(VecEnv):
                                    random_start=random_start, final_observations=True,
                                    **game_options)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
+        self._seats.reseed(seed)
         self.render_mode = None
         self.num_envs = self._seats.num_envs  # VecEnv.__init__ reads attributes before setting it
         obs_space = spaces.Box(0.0, 1.0, (self.engine.obs_size,), np.float32)
@@ -220,6 +239,7 @@ class QwintoVecEnv(VecEnv):
         raises ``ValueError`` naming it, changes nothing and stays set."""
         seed = next((s for s in self._seeds if s is not None), None)
         self.engine.reset(seed=seed, **self._options[0])
+        self._seats.reseed(seed)
         self._reset_seeds()
         self._reset_options()
         return self._observe()
@@ -324,6 +344,7 @@ class TorchVectorEnv:
                                    random_start=random_start,
                                    final_observations=final_observations, **game_options)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
+        self._seats.reseed(seed)
         self.num_envs = self._seats.num_envs
         self.device = self.engine.backend.device
         self.obs_size = self.engine.obs_size
@@ -331,8 +352,10 @@ class TorchVectorEnv:
 
     def reset(self, seed: int | None = None) -> tuple[Any, Any]:
         """Restart every game; observations (num_envs, obs_size) and masks
-        (num_envs, num_actions) bool."""
+        (num_envs, num_actions) bool. A ``seed`` also reseeds the opponents (class
+        docstring)."""
         self.engine.reset(seed=seed)
+        self._seats.reseed(seed)
         obs, masks = self._seats.observe()
         return obs, masks.bool()
 

@@ -208,3 +208,52 @@ def test_sb3_set_options_reach_the_next_reset_only():
     cards.set_options({"deck": np.tile(np.arange(32), (2, 1))})
     cards.reset()
     assert cards.engine.hands[0].tolist() == cards.engine.hands[1].tolist()  # one deal
+
+
+
+def play_against_opponents(env, seed=None, steps=40) -> np.ndarray:
+    """The learner's observations over ``steps`` masked-random steps after a reset
+    (seeded with ``seed``, SB3's way for a QwintoVecEnv)."""
+    rng = np.random.default_rng(0)
+    if isinstance(env, QwintoVecEnv):
+        if seed is not None:
+            env.seed(seed)
+        seen = [env.reset()]
+        for _ in range(steps):
+            seen.append(env.step(random_masked(env.action_masks(), rng))[0])
+        return np.stack(seen)
+    obs, masks = env.reset(seed=seed)
+    seen = [obs.numpy()]
+    for _ in range(steps):
+        obs, masks, *_ = env.step(torch.as_tensor(random_masked(masks.numpy(), rng)))
+        seen.append(obs.numpy())
+    return np.stack(seen)
+
+
+@pytest.mark.parametrize("front", [QwintoVecEnv, TorchVectorEnv])
+def test_a_seed_replays_the_games_against_random_opponents(front):
+    """A seeded reset (SB3: ``seed(s)`` then ``reset()``) replays the same games against
+    the same opponent draws, whatever the opponents drew before and were built with, and
+    so does the constructor's ``seed=``: the opponents drew on, so the games differed.
+    A refused seed leaves the opponents' draws alone."""
+    backend = "numpy" if front is QwintoVecEnv else "torch"
+
+    def make(opponent_seed, seed):
+        shared = RandomOpponent(backend, seed=opponent_seed)  # one object in two seats
+        return front(4, num_players=4, opponents=[shared, RandomOpponent(backend), shared],
+                     learner_seat=1, seed=seed), shared
+
+    def draws(opponent):
+        gen = opponent.gen
+        return gen.get_state().numpy().tobytes() if backend == "torch" \
+            else repr(gen.bit_generator.state)
+
+    (env, shared), (twin, _) = make(1, 3), make(2, 3)
+    assert np.array_equal(play_against_opponents(env), play_against_opponents(twin))
+    first = play_against_opponents(env, seed=5)
+    assert np.array_equal(play_against_opponents(env, seed=5), first)
+    assert np.array_equal(play_against_opponents(make(None, 0)[0], seed=5), first)
+    before = draws(shared)
+    with pytest.raises(ValueError, match="seed"):
+        play_against_opponents(env, seed=-1, steps=0)
+    assert draws(shared) == before
