@@ -230,9 +230,10 @@ def parse_choice(text: str, choices: Sequence[int], game: Game) -> int | str:
     if word in _COMMANDS:
         return _COMMANDS[word]
     if word.isdecimal():
-        number = int(word)
-        if not 1 <= number <= count:
-            raise ChoiceError(f"{number} is not a choice: type a number from 1 to {count}")
+        number = _number(word, count)
+        if number is None:
+            raise ChoiceError(f"{screen.ellipsize(word, 20)} is not a choice: type a number "
+                              f"from 1 to {count}")
         return choices[number - 1]
     action = _short_form(word, game)
     if action is None:
@@ -262,9 +263,19 @@ def _short_form(word: str, game: Game) -> int | None:
     rows = [r for r, name in enumerate(rules.ROW_NAMES) if name == head]
     if head in _ROW_LETTERS:
         rows = [_ROW_LETTERS[head]]
-    if rows and digits and 1 <= int(digits) <= rules.NUM_FIELDS:
-        return rows[0] * rules.NUM_FIELDS + int(digits) - 1
+    field = _number(digits, rules.NUM_FIELDS)
+    if rows and field is not None:
+        return rows[0] * rules.NUM_FIELDS + field - 1
     return None
+
+
+def _number(digits: str, top: int) -> int | None:
+    """The number in 1..``top`` that ``digits`` (decimal digits, maybe none) spell, or
+    None: checked by length first, as int() refuses a pasted run of 4,300 digits."""
+    digits = digits.lstrip("0")
+    if not digits or len(digits) > len(str(top)) or int(digits) > top:
+        return None
+    return int(digits)
 
 
 # -- the game loop -------------------------------------------------------------------------

@@ -174,6 +174,18 @@ def test_bad_command_lines():
         assert status == 2 and script.text == f"error: --opponents {opponents!r}: {message}"
 
 
+def test_a_pasted_run_of_digits_is_answered_not_a_crash():
+    """int() refuses 4,300 digits or more: a number or a field that long ended the game
+    with a traceback."""
+    digits = "9" * 5000
+    status, script = run(["--seed", "0"], [digits, "y" + digits, "0" * 5000 + "1", "q"])
+    assert status == 0 and "You left." in script.text
+    assert f"{digits[:17]}... is not a choice: type a number from 1 to 7" in script.text
+    assert f"'y{digits[:16]}...' is not a choice" in script.text
+    assert "you: roll orange (1..6)" in script.text  # 000...1 is choice 1
+    assert max(map(len, script.lines)) <= 80
+
+
 @pytest.mark.parametrize("seed", ["-1", "x", "1.5"])
 def test_a_bad_seed_is_named(seed, capsys):
     with pytest.raises(SystemExit) as exit_:
