@@ -6,18 +6,20 @@ number, the source line of the call) suits a library's user; a command's user wa
 command's own voice, so :func:`warnings_as_lines` says the warnings raised while a
 command runs as ``<prog>: warning: <message>`` and leaves the format as it was when the
 command returns (a caller in Python keeps its own). :func:`command_exits` ends a command
-on Ctrl-C or a closed pipe without a traceback.
+on Ctrl-C or a closed pipe without a traceback. :func:`tolerant_stdio` keeps a command
+that reads and writes text going on a terminal of another encoding.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import warnings
 from typing import Iterator
 
-__all__ = ["say", "warnings_as_lines", "command_exits"]
+__all__ = ["say", "warnings_as_lines", "command_exits", "tolerant_stdio"]
 
 
 def say(prog: str, kind: str, message: object, file=None) -> None:
@@ -54,3 +56,14 @@ def command_exits(prog: str) -> Iterator[None]:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
 
+
+def tolerant_stdio() -> None:
+    """From now on, a character stdout's encoding lacks (``PYTHONIOENCODING=ascii``, a
+    Latin-1 locale; a bot named ``modèle.pt``) is written escaped (``\\xe8``), and bytes of
+    a typed line that stdin's encoding cannot decode are read as ``\\ufffd``: both raised
+    a UnicodeError that ended the command. For a command's ``main``: Python cannot set
+    stdin back once it has read from it (nor set it then: it is left as it is)."""
+    for stream, errors in ((sys.stdin, "replace"), (sys.stdout, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(io.UnsupportedOperation):
+                stream.reconfigure(errors=errors)

@@ -68,7 +68,9 @@ Anything else is answered with a short explanation and the same question; the ga
 state does not change until a valid choice is made. End of input (Ctrl-D) and Ctrl-C
 leave cleanly with a message. At the end the sheets and every player's scoring
 breakdown are printed (rows, the five pentagon columns, misthrows, total) in a table of
-78 columns.
+78 columns. The screens are ASCII; on a terminal whose encoding lacks a character of a
+bot's name, :func:`main` writes it escaped (``\\xe8``), and a typed line it cannot
+decode is answered "not a choice".
 
 ``--seed`` fixes the dice (or the deck) and the bots' own randomness, so the same seed
 and the same choices replay the same game.
@@ -86,7 +88,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import rules, screen
-from .console import command_exits
+from .console import command_exits, tolerant_stdio
 from .game import Game, IllegalActionError
 from .opponents import make_opponents, split_specs
 from .parallel import GAMES
@@ -483,6 +485,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     """Run the terminal game; returns the exit status (0 also when the person quits)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    tolerant_stdio()
     specs = ["expert"] if args.opponents is None else split_specs(args.opponents)
     if "" in specs:
         print_fn(f"error: --opponents {args.opponents!r}: bot {specs.index('') + 1} of "

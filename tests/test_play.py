@@ -316,6 +316,27 @@ def test_module_reports_end_of_input():
     assert np.char.count(result.stdout, "your choice").item() == 2
 
 
+def test_module_runs_on_a_terminal_of_another_encoding(tmp_path):
+    """An ASCII terminal: a bot named with an accent and typed bytes that are no ASCII
+    raised UnicodeEncodeError / UnicodeDecodeError with a traceback."""
+    import os
+    import shutil
+
+    from agents.load import PRETRAINED_DIR
+
+    bot = tmp_path / "mod\u00e8le.pt"
+    shutil.copy(PRETRAINED_DIR / "dice-2p.pt", bot)
+    result = subprocess.run(
+        [sys.executable, "-m", "qwinto_env.play", "--opponents", str(bot), "--seed", "1"],
+        input="\u00e9\n".encode() + b"\xff\nq\n", capture_output=True, timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.returncode == 0 and result.stderr == b"", result.stderr.decode()[-800:]
+    out = result.stdout.decode("ascii")
+    assert "against player 1 (mod\\xe8le.pt)" in out
+    assert out.count("is not a choice") == 2 and out.rstrip().endswith("You left. Game "
+                                                                      "abandoned in turn 1.")
+
+
 def test_module_stops_quietly_when_the_reader_goes_away():
     proc = subprocess.Popen([sys.executable, "-m", "qwinto_env.play", "--seed", "1"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
