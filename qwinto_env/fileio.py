@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 __all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save",
-           "output_problem", "leftover_temporaries"]
+           "output_problem", "check_output", "leftover_temporaries"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
@@ -111,6 +111,12 @@ def output_problem(path: str | os.PathLike) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"is in {folder!r}, which is not writable"
     return None
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """ValueError ``path '<path>' <why>`` where :func:`output_problem` finds a reason."""
+    if (problem := output_problem(path)) is not None:
+        raise ValueError(f"path {os.fspath(path)!r} {problem}")
 
 
 def _umask() -> int:

@@ -35,7 +35,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from . import rules
-from .fileio import atomic_write
+from .fileio import atomic_write, check_output
 from .game import Game
 from .spec import cards
 
@@ -244,7 +244,9 @@ def _frame(game_or_frame: Game | np.ndarray, viewer: int | None) -> np.ndarray:
 
 def save_png(path: str | os.PathLike, game_or_frame: Game | np.ndarray,
              viewer: int | None = None) -> Path:
-    """Write a game's position (or a frame from :func:`draw`) as a PNG; returns the path."""
+    """Write a game's position (or a frame from :func:`draw`) as a PNG; returns the path.
+    A ``path`` that cannot be written (no such folder, a folder) raises ValueError."""
+    check_output(path)
     image = Image.fromarray(_frame(game_or_frame, viewer))
     atomic_write(path, lambda file: image.save(file, format="PNG"))
     return Path(path)
@@ -268,8 +270,10 @@ def check_fps(fps: Any) -> float:
 
 def save_gif(path: str | os.PathLike, frames: Sequence[np.ndarray], fps: float = 2.0) -> Path:
     """Write frames of one table (from :func:`draw`) as a looping animated GIF, the last
-    frame shown three times as long; returns the path."""
+    frame shown three times as long; returns the path. A bad ``fps`` or a ``path`` that
+    cannot be written raises ValueError before the frames are read."""
     check_fps(fps)
+    check_output(path)
     arrays = [_frame(frame, None) for frame in frames]
     if not arrays or len({array.shape for array in arrays}) != 1:
         raise ValueError("frames must be one or more arrays of the same size")

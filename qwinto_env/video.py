@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .fileio import output_problem
+from .fileio import check_output
 from .image import check_fps, draw, save_gif
 from .opponents import make_agent
 from .parallel import parallel_env
@@ -69,8 +69,7 @@ def record_gif(path: str | os.PathLike, game: str = "dice", num_players: int = 2
     ``fps`` frames per second; returns the number of frames. A bad ``fps`` or a ``path``
     that cannot be written raises ValueError before the game is played."""
     check_fps(fps)
-    if (problem := output_problem(path)) is not None:
-        raise ValueError(f"path {os.fspath(path)!r} {problem}")
+    check_output(path)
     frames = play_frames(game, num_players, agents, seed, viewer, **env_options)
     save_gif(path, frames, fps)
     return len(frames)

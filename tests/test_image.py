@@ -132,11 +132,30 @@ def test_png_round_trips_and_is_written_atomically(tmp_path):
     path = save_png(tmp_path / "table.png", env.game, viewer=1)
     assert np.array_equal(np.asarray(Image.open(path).convert("RGB")), draw(env.game, viewer=1))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.png"]
-    with pytest.raises(FileNotFoundError):
-        save_png(tmp_path / "missing" / "table.png", env.game)
     with pytest.raises(ValueError, match="HxWx3 uint8"):
         save_png(tmp_path / "bad.png", np.zeros((4, 4), dtype=np.uint8))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.png"]
+
+
+@pytest.mark.parametrize("path, match", [
+    ("{tmp}/missing/x", "path '.*missing/x' is in '.*missing', which is not an existing "),
+    ("{tmp}/old", "path '.*old' is a directory"), ("", "path '' is no file name")])
+@pytest.mark.parametrize("save", ["png", "gif"])
+def test_a_path_that_cannot_be_written_is_named(tmp_path, save, path, match):
+    """The error named the hidden temporary file (.x.a1b2c3.tmp); '' raised 'Device or
+    resource busy'. Nothing is written, the older file is kept."""
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "x").write_bytes(b"older")
+    env = parallel_env(game="dice", num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=match):
+        path = path.replace("{tmp}", str(tmp_path))
+        if save == "png":
+            save_png(path, env.game)
+        else:
+            save_gif(path, [draw(env.game)])
+    assert [p.name for p in tmp_path.rglob("*")] == ["old", "x"]
+    assert (tmp_path / "old" / "x").read_bytes() == b"older"
 
 
 @pytest.mark.parametrize("game", ["dice", "cards"])
