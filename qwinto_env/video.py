@@ -30,21 +30,25 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
                 **env_options: Any) -> list[np.ndarray]:
     """Play one whole game and return its frames, the first before any move.
 
-    ``agents``: one per seat, each a name or checkpoint path (made by the environments'
-    opponent loader, :func:`qwinto_env.opponents.make_agent`) or an object with
-    ``act(observation, action_mask) -> int``, or ``None`` for masked random play; seats with a single legal action are not asked. ``seed`` seeds the game and
-    the random play; ``viewer`` is the seat whose card hand is shown; ``env_options`` go
+    ``agents``: a list of one per seat, each a name or checkpoint path (made by the
+    environments' opponent loader, :func:`qwinto_env.opponents.make_agent`) or an object
+    with ``act(observation, action_mask) -> int``; or ``None`` for masked random play.
+    Seats with a single legal action are not asked. ``seed`` seeds the game and the
+    random play; ``viewer`` is the seat whose card hand is shown; ``env_options`` go
     to :func:`qwinto_env.parallel_env`. Each sheet is titled with its agent's ``name``
     where it has one.
     """
     env = parallel_env(game=game, num_players=num_players, **env_options)
-    if agents is not None and len(agents) != env.game.num_players:
-        raise ValueError(f"agents must give one agent per seat ({env.game.num_players}), "
-                         f"got {len(agents)}")
+    n = env.game.num_players
+    if isinstance(agents, (str, os.PathLike)):  # len() would count its letters
+        raise ValueError(f"agents must be a list of one agent per seat ({n}), got "
+                         f"{os.fspath(agents)!r}")
+    if agents is not None and len(agents) != n:
+        raise ValueError(f"agents must give one agent per seat ({n}), got {len(agents)}")
     if agents is not None:
-        agents = [make_agent(a, game, env.game.num_players) for a in agents]
+        agents = [make_agent(a, game, n) for a in agents]
     names = [f"player {seat}" + (f" ({agent.name})" if getattr(agent, "name", None) else "")
-             for seat, agent in enumerate(agents or [None] * env.game.num_players)]
+             for seat, agent in enumerate(agents or [None] * n)]
     observations, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     frames = [draw(env.game, viewer, names)]

@@ -202,6 +202,7 @@ def test_record_gif_takes_agent_specs_as_the_environments_do():
     ({"fps": 51}, "fps must be a number from 0.005 to 50, got 51"),
     ({"fps": 0.004}, "fps must be a number from 0.005"),  # PIL's OverflowError, after the game
     ({"agents": [None]}, "one agent per seat"),
+    ({"agents": "expert"}, r"agents must be a list of one agent per seat \(2\), got 'expert'"),
     ({"path": "{tmp}/no/x.gif"}, "path '.*no/x.gif' is in '.*no', which is not an existing"),
     ({"path": "{tmp}"}, "path '.*' is a directory"),
 ])
