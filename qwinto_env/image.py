@@ -105,6 +105,16 @@ def hand_box() -> tuple[int, int, int, int]:
     return x, 24, WIDTH - 16, 24 + CARD_H + 1
 
 
+def _cut(text: str, size: int, width: float) -> str:
+    """``text``, cut to at most ``width`` pixels in font ``size`` (ending in ``...``)."""
+    font = _font(size)
+    if font.getlength(text) <= width:
+        return text
+    while text and font.getlength(text + "...") > width:
+        text = text[:-1]
+    return text + "..."
+
+
 def _centred(pen: ImageDraw.ImageDraw, box: Sequence[float], text: str, size: int,
              fill: tuple[int, int, int] = INK) -> None:
     left, top, right, bottom = pen.textbbox((0, 0), text, font=_font(size))
@@ -150,8 +160,9 @@ def _background(num_players: int) -> Image.Image:
 
 def _fill_sheet(pen: ImageDraw.ImageDraw, game: Game, seat: int, name: str) -> None:
     top = TABLE_H + seat * SHEET_H
-    score = game.scores()[seat]
-    pen.text((8, top + 5), f"{name}   score {score}", font=_font(15), fill=INK)
+    score = f"   score {game.scores()[seat]}"
+    name = _cut(name, 15, WIDTH - 16 - _font(15).getlength(score))  # the score stays
+    pen.text((8, top + 5), name + score, font=_font(15), fill=INK)
     for cell, value in enumerate(game.cells[seat]):
         if value:
             x, y, right, bottom = field_box(seat, cell)
@@ -199,12 +210,29 @@ def _cards_table(pen: ImageDraw.ImageDraw, game: Game, viewer: int | None) -> No
             _card(pen, x + slot * (CARD_W + 6), y, card)
 
 
+def _game_over(game: Game, names: Sequence[str] | None) -> str:
+    """``Game over, won by <names>``; by seat numbers where the names do not fit the
+    frame's width (a tie of two long bot names): the sheets below carry the names."""
+    scores = game.scores()
+    best = [seat for seat in range(game.num_players) if scores[seat] == max(scores)]
+    if game.num_players == 1:
+        return "Game over"
+    text = "Game over, won by " + " and ".join(
+        names[seat] if names else f"player {seat}" for seat in best)
+    if _font(20).getlength(text) <= WIDTH - 24:
+        return text
+    seats = [str(seat) for seat in best]
+    return "Game over, won by " + (f"player {seats[0]}" if len(seats) == 1 else
+                                   f"players {', '.join(seats[:-1])} and {seats[-1]}")
+
+
 def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = None
          ) -> np.ndarray:
     """The table as an ``HxWx3 uint8`` array (see the module docstring).
 
     ``viewer``: the seat whose hand the card game shows (``None``: no hand); ``names``:
-    a title per seat (default ``player k``).
+    a title per seat (default ``player k``), cut with ``...`` where it does not fit
+    beside the score; the winners are named by seat where their names do not fit.
     """
     n = game.num_players
     if viewer is not None and (isinstance(viewer, (bool, np.bool_))
@@ -217,11 +245,7 @@ def draw(game: Game, viewer: int | None = None, names: Sequence[str] | None = No
     image = _background(n).copy()
     pen = ImageDraw.Draw(image)
     if game.done:
-        scores = game.scores()
-        best = [seat for seat in range(n) if scores[seat] == max(scores)]
-        won = "" if n == 1 else ", won by " + " and ".join(
-            names[seat] if names else f"player {seat}" for seat in best)
-        pen.text((12, 36), f"Game over{won}", font=_font(20), fill=INK)
+        pen.text((12, 36), _game_over(game, names), font=_font(20), fill=INK)
     elif game.name == "dice":
         _dice_table(pen, game)
     else:

@@ -86,6 +86,19 @@ def test_a_frame_is_deterministic_and_the_roll_is_drawn():
     assert np.array_equal(before[TABLE_H:], after[TABLE_H:])         # nothing written yet
 
 
+def test_long_names_and_a_tie_of_them_stay_inside_the_frame():
+    """A title's name is cut (the score kept) and a tie the names do not fit is worded by
+    seat: the text ran off the frame's right edge."""
+    from qwinto_env.image import BACKGROUND, WIDTH
+
+    *_, over = random_positions("dice", 2, seed=84)
+    assert over.done and over.scores()[0] == over.scores()[1]   # a tie
+    for names in (["player 0 (pretrained:dice-2p)", "player 1 (pretrained:dice-2p)"],
+                  ["player 0 (" + "x" * 80 + ")", "player 1"]):
+        frame = draw(over, names=names)
+        assert (frame[:, WIDTH - 12:] == BACKGROUND).all(), names
+
+
 @pytest.mark.parametrize("viewer", [-1, 2, True, 0.5, "0"])
 def test_a_bad_viewer_is_refused(viewer):
     env = parallel_env(game="cards", num_players=2)
