@@ -398,7 +398,8 @@ def _rolls(B: Backend, T: dict, prm: Any, view: BatchView, legal: Any, w: dict) 
     ev1 = (vals * dist).sum(-1)
     ev = (B.maximum(vals, (ev1 + prm.reroll_margin)[..., None]) * dist).sum(-1)
     rolls = dice.ROLLS
-    choose = B.where(legal[:, rolls.start:rolls.stop], ev[:, rolls.start - dice.ROLL_OFFSET:], -np.inf)
+    choose = B.where(legal[:, rolls.start:rolls.stop], ev[:, rolls.start - dice.ROLL_OFFSET:],
+                     -np.inf)
     choose = choose.argmax(-1) + rolls.start
     rolled = B.take_along(vals, view.colours[:, None, None], 1)[:, 0]
     held = B.take_along(rolled, B.clip(view.value, 0, TOP)[:, None], 1)
