@@ -477,7 +477,12 @@ def _parser() -> argparse.ArgumentParser:
 def _seed(text: str) -> int:
     if not text.strip().isdecimal():
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:  # past the digits int() reads (4,300 by default)
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer of at most {sys.get_int_max_str_digits():,} "
+            f"digits, got {screen.ellipsize(text.strip(), 20)!r}") from None
 
 
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,

@@ -195,6 +195,16 @@ def test_a_bad_seed_is_named(seed, capsys):
         capsys.readouterr().err
 
 
+def test_a_seed_past_the_digits_python_reads_is_named(capsys):
+    """argparse said "invalid _seed value: '999...'" (the whole number, the function's name)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--seed", "9" * 5000])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seed: must be a non-negative integer of at most 4,300 digits" in err
+    assert len(err) < 1000
+
+
 # -- the words and the parser --------------------------------------------------------------------
 
 def test_parse_choice():
