@@ -157,8 +157,11 @@ class SearchAgent(Agent):
                                  f"and {network.num_actions} actions, not those of the "
                                  f"{num_players}-player {game} game")
         if not isinstance(preset, str) or preset not in PRESETS[game]:
+            # phases=play,entry in a spec splits at the comma, leaving entry a preset
+            phase = f" ({preset!r} is a phase: join phases with '+', phases=play+entry)" \
+                if preset in spec.phases else ""
             raise AgentSpecError(f"unknown search preset {preset!r}; choose one of "
-                                 f"{sorted(PRESETS[game])}")
+                                 f"{sorted(PRESETS[game])}{phase}")
         unknown = sorted(set(settings) - set(DEFAULTS))
         if unknown:
             raise AgentSpecError(f"unknown search settings {unknown}; the settings are "

@@ -475,6 +475,8 @@ def test_settings_in_the_spec():
         load("search[samples=8]:pretrained:dice-2p", samples=4)
     with pytest.raises(AgentSpecError, match="settings go in brackets"):
         load("search[samples=8:pretrained:dice-2p")
+    with pytest.raises(AgentSpecError, match=r"'entry' is a phase: join phases with '\+'"):
+        load("search[phases=play,entry]:pretrained:cards-2p", game="cards")
     with pytest.raises(AgentSpecError, match="search plays a checkpoint"):
         load("search:expert")
     with pytest.raises(CheckpointNotFoundError, match="does not exist"):
