@@ -213,10 +213,10 @@ def _cards_table(pen: ImageDraw.ImageDraw, game: Game, viewer: int | None) -> No
 def _game_over(game: Game, names: Sequence[str] | None) -> str:
     """``Game over, won by <names>``; by seat numbers where the names do not fit the
     frame's width (a tie of two long bot names): the sheets below carry the names."""
-    scores = game.scores()
-    best = [seat for seat in range(game.num_players) if scores[seat] == max(scores)]
     if game.num_players == 1:
         return "Game over"
+    scores = game.scores()
+    best = [seat for seat in range(game.num_players) if scores[seat] == max(scores)]
     text = "Game over, won by " + " and ".join(
         names[seat] if names else f"player {seat}" for seat in best)
     if _font(20).getlength(text) <= WIDTH - 24:

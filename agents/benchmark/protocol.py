@@ -19,9 +19,9 @@ key                        value
 
 Same agent, same task: the same games (dice and seats from the task's seed; the
 agent's own randomness, if any, reseeded per game by the evaluator), so the numbers
-are identical on every run; ``games`` (at most :data:`agents.evaluate.MAX_GAMES` per reference) and
-``seed`` may be overridden for curve points (fewer games) but a result for the table uses
-the task's.
+are identical on every run; ``games`` (at most :data:`agents.evaluate.MAX_GAMES` per
+reference) and ``seed`` may be overridden for curve points (fewer games) but a result for
+the table uses the task's.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from ..evaluate import Results, play, win_shares
 from .tasks import TASKS, Task, get_task
 
 __all__ = ["evaluate", "tournaments", "metric", "win_keys"]
-
 
 
 def _as_task(task: Task | str) -> Task:

@@ -162,7 +162,7 @@ def read_results_file(path: str | Path, budget: str = "cpu") -> list[dict[str, A
 def merge_results(own: list[dict[str, Any]],
                   baselines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``own`` and the cells of ``baselines`` that ``own`` lacks (a cell: task, algorithm,
-    budget, seed), in that order."""
+    budget, seed), sorted by cell."""
     def cell(r: dict[str, Any]) -> tuple[str, str, str, int]:
         return r["task"], r["algorithm"], r["budget"], r["seed"]
 

@@ -111,8 +111,7 @@ __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "H
            "STACK_PAIRS", "NUM_ACTIONS", "PLAYS", "PUBLIC_PLAYS", "public_action",
            "PLAY_COUNTED", "SINGLE_PLAYS", "DOUBLE_PLAYS", "PLAY", "ENTRY", "OVER", "PHASE_NAMES",
            "EMPTY_PILE_RULES", "PILE_RESHUFFLE", "PILE_END", "PILE_NO_DRAW",
-           "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON",
-           "MAX_PILE",
+           "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON", "MAX_PILE",
            "PLAY_VALUE_SPAN", "observation_layout", "features_layout", "observation_size",
            "observation_indices", "card_name", "play_result", "check_empty_pile", "SPEC"]
 

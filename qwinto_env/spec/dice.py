@@ -49,8 +49,8 @@ from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
 
 __all__ = ["DIE_FACES", "PASS", "SUM_WAYS", "ROLLS", "ROLL_OFFSET", "ROLL_FIRST", "KEEP",
            "REROLL", "NUM_ACTIONS", "CHOOSE", "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES",
-           "SUBSET_ROWS", "SEAT",
-           "COMMON", "observation_layout", "observation_size", "observation_indices", "SPEC"]
+           "SUBSET_ROWS", "SEAT", "COMMON", "observation_layout", "observation_size",
+           "observation_indices", "SPEC"]
 
 DIE_FACES = 6
 

@@ -66,8 +66,7 @@ from . import Progress
 from .common import ModuleAgent
 
 __all__ = ["FAMILY", "MASKS", "LIBRARY", "min_steps", "Config", "QNetwork", "ReplayBuffer",
-           "td_target",
-           "epsilon", "act", "train"]
+           "td_target", "epsilon", "act", "train"]
 
 FAMILY = "value-based"
 MASKS = ("Q-values masked: epsilon-greedy over legal actions, "

@@ -39,8 +39,7 @@ from torch import nn
 from .common import ModuleAgent
 
 __all__ = ["FAMILY", "MASKS", "LIBRARY", "NUM_ENVS", "N_STEPS", "min_steps", "train",
-           "make_vec_env",
-           "policy_agent"]
+           "make_vec_env", "policy_agent"]
 
 FAMILY = "policy gradient"
 MASKS = "logits masked (action_masks)"
