@@ -284,14 +284,25 @@ class QwintoParallelEnv(ParallelEnv):
             self.render()
         return self._observations(), self._infos()
 
-    def check_reset_options(self, options: Mapping[str, Any] | None
+    def check_reset_options(self, options: Mapping[str, Any] | None,
+                            own: Collection[str] | None = None
                             ) -> tuple[int | None, dict[str, Any]]:
         """The start player (``None``: the default) and the engine's reset options
-        from ``reset``'s ``options``; ValueError naming a bad one. Changes nothing."""
+        from ``reset``'s ``options``; ValueError naming a bad one. Changes nothing.
+
+        Other keys are ignored (PettingZoo's ``api_test`` resets with
+        ``options={"options": 1}``), unless the caller gives its ``own`` option names:
+        then a key that is neither one of those nor the table's is refused by name.
+        """
         if options is None:
             return None, {}
         if not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict or None, got {options!r}")
+        accepted = {"start_player", *self.game.reset_options, *(own or ())}
+        unknown = sorted(map(repr, set(options) - accepted)) if own is not None else []
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {', '.join(unknown)} for the "
+                             f"{self.game.name} game; accepted: {', '.join(sorted(accepted))}")
         start = options.get("start_player")
         if start is not None:
             start = self.game.check_start_player(start)

@@ -51,7 +51,8 @@ option               default      meaning
 
 Any other keyword raises a ``TypeError`` naming it and listing these.
 ``reset(options=...)`` accepts ``{"learner_seat": k}``, ``{"start_player": i}`` and, in
-the card game, ``{"deck": order}`` for one episode.
+the card game, ``{"deck": order}`` for one episode; any other key raises a ``ValueError``
+naming it (a misspelt ``learner_seat`` would otherwise train from the default seat).
 
 Steps
 -----
@@ -211,7 +212,7 @@ class QwintoSingleEnv(gym.Env):
         """Start an episode (see Seeding). A bad seed or option raises ValueError
         before anything changes: generators, opponents and the game go on as they were."""
         seed = check_seed(seed)
-        self.table.check_reset_options(options)
+        self.table.check_reset_options(options, own=("learner_seat",))
         options = dict(options or {})
         seat = options.pop("learner_seat", self.learner_seat_option)
         _check_seat(seat, self.num_players)

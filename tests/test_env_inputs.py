@@ -115,13 +115,29 @@ def trajectory(env, reset: dict, refused: list[dict] = (), at: int = 0) -> list[
 def test_a_refused_reset_changes_nothing(front_end, game, random_start):
     refused = bad_resets(game)
     if front_end is Single:
-        refused += [{"options": {"learner_seat": 3}}, {"seed": 2, "options": {"learner_seat": -1}}]
+        refused += [{"options": {"learner_seat": 3}}, {"seed": 2, "options": {"learner_seat": -1}},
+                    {"seed": 2, "options": {"learner_set": 1}}, {"options": {"seat": 1}}]
     for at in (0, 7):  # right after the reset, and within the game
         reference = trajectory(front_end(game, random_start=random_start), {"seed": 5}, [], at)
         poked = trajectory(front_end(game, random_start=random_start), {"seed": 5}, refused, at)
         assert f"{len(refused)} resets refused" in poked
         assert poked == [f"{len(refused)} resets refused" if v == "0 resets refused" else v
                          for v in reference]
+
+
+def test_unknown_reset_options_of_the_gymnasium_env_are_named():
+    # A misspelt learner_seat would train from seat 0 without a word.
+    env = gymnasium.make("Qwinto-v0", num_players=3)
+    with pytest.raises(ValueError, match=r"unknown reset option\(s\) 'learner_set' for the "
+                                         r"dice game; accepted: learner_seat, start_player$"):
+        env.reset(seed=0, options={"learner_set": 1})
+    with pytest.raises(ValueError, match="'deck'"):  # a card-game option
+        env.reset(options={"deck": list(range(32))})
+    cards = gymnasium.make("Qwinto-v0", game="cards", num_players=3)
+    _, info = cards.reset(seed=0, options={"deck": list(range(32)), "learner_seat": 2})
+    assert info["learner_seat"] == 2
+    # The PettingZoo envs ignore other keys: PettingZoo's api_test resets with them.
+    qwinto_env.parallel_env().reset(seed=0, options={"options": 1})
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS, ids=lambda f: f.__name__)
