@@ -87,7 +87,7 @@ Illegal actions
 A learner action that is out of range, masked out or not an integer raises
 :class:`~qwinto_env.game.IllegalActionError` before anything moves (opponents do not
 act, no generator advances); its message names the ``illegal_action="pass"`` option.
-``step`` after the end of the game raises it too.
+``step`` after the end of the game, or before the first ``reset``, raises it too.
 
 Seeding
 -------
@@ -147,12 +147,15 @@ class RenderModeError(ValueError, TypeError):
     """
 
 
+def _is_seat(seat: Any, num_players: int) -> bool:
+    """Whether ``seat`` is a seat index (Python or numpy integer) of the table."""
+    return not isinstance(seat, bool) and isinstance(seat, (int, np.integer)) \
+        and 0 <= seat < num_players
+
+
 def _check_seat(seat: Any, num_players: int) -> None:
     """Raise unless ``seat`` is a seat index of the table or ``"random"``."""
-    if seat == "random":
-        return
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
-            or not 0 <= seat < num_players:
+    if seat != "random" and not _is_seat(seat, num_players):
         raise OpponentSpecError(f'learner_seat must be a seat in 0..{num_players - 1} or '
                                 f'"random", got {seat!r}')
 
@@ -202,7 +205,10 @@ class QwintoSingleEnv(gym.Env):
         return self.table.possible_agents[self.learner_seat]
 
     def opponent_at(self, seat: int) -> Any:
-        """The opponent playing ``seat`` this episode (not the learner's seat)."""
+        """The opponent playing ``seat`` this episode; ValueError for the learner's seat
+        or one the table does not have."""
+        if not _is_seat(seat, self.num_players):
+            raise ValueError(f"seat must be a seat in 0..{self.num_players - 1}, got {seat!r}")
         if seat == self.learner_seat:
             raise ValueError(f"seat {seat} is the learner's seat, not an opponent's")
         return self.opponents[(seat - self.learner_seat) % self.num_players - 1]
@@ -235,7 +241,8 @@ class QwintoSingleEnv(gym.Env):
     def step(self, action: Any):
         table = self.table
         if self._done:
-            raise IllegalActionError(self.agent, action, "the game is over; call reset()")
+            why = "no game has started" if self._obs is None else "the game is over"
+            raise IllegalActionError(self.agent, action, f"{why}; call reset()")
         if table.illegal_action == "raise":
             problem = table.game.action_problem(self.learner_seat, action)
             if problem is not None:

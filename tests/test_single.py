@@ -265,6 +265,12 @@ def test_masked_out_action_and_step_after_end():
         env.step(27)
 
 
+def test_step_before_the_first_reset_says_so():
+    env = QwintoSingleEnv(game="dice", num_players=2)  # gymnasium.make's wrapper would say it
+    with pytest.raises(IllegalActionError, match="no game has started; call reset"):
+        env.step(27)
+
+
 def test_illegal_action_pass_mode_penalises():
     env = make("dice", 2, illegal_action="pass", illegal_penalty=-2.0, reward="score")
     obs, _ = env.reset(seed=0)
@@ -297,6 +303,11 @@ def test_checkpoint_and_agent_instance_opponents(tmp_path):
     env = make("dice", 3, opponents=[str(path), mine], learner_seat=1)
     assert env.unwrapped.opponent_at(2).name == "policy.pt"
     assert env.unwrapped.opponent_at(0) is mine
+    for seat in (3, -1, "0", 1.0):  # seats the table does not have: not a wrapped-around one
+        with pytest.raises(ValueError, match=rf"seat must be a seat in 0\.\.2, got {seat!r}"):
+            env.unwrapped.opponent_at(seat)
+    with pytest.raises(ValueError, match="learner's seat"):
+        env.unwrapped.opponent_at(np.int64(1))
     steps = episode(env, 1)
     assert any(a["seat"] == 0 for _, _, _, i in steps for a in i["opponent_actions"])
 
