@@ -76,7 +76,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (networks this small run fastest on one)")
     args = p.parse_args(argv)
+    counts = ["total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+              "hidden", "eval_games", "threads"]
+    bad = [f"--{name.replace('_', '-')}" for name in counts if getattr(args, name) < 1]
+    if bad:
+        p.error(f"{', '.join(bad)} must be positive")
+    if not 0 <= args.seed < 2**32:  # what numpy's global seeding takes
+        p.error(f"--seed must be in 0..{2**32 - 1}, got {args.seed}")
     args.batch_size = args.num_envs * args.num_steps
+    if args.num_minibatches > args.batch_size:
+        p.error(f"--num-minibatches ({args.num_minibatches}) must not exceed the batch, "
+                f"--num-envs x --num-steps = {args.batch_size}")
     args.minibatch_size = args.batch_size // args.num_minibatches
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
     return args

@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.total_timesteps < 1 or args.games < 1:
         parser.error("--total-timesteps and --games must be positive")
+    if not 0 <= args.seed < 2**32:  # what SB3's seeding (numpy's global one) takes
+        parser.error(f"--seed must be in 0..{2**32 - 1}, got {args.seed}")
 
     # DQN's default replay buffer (a million steps) would allocate gigabytes for the Dict
     # observations up front; a run never needs more than its own steps.

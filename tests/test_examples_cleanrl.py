@@ -4,6 +4,7 @@ plays legal moves in the evaluator (which raises on an illegal one)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,17 @@ def test_a_bad_game_is_an_argparse_error_naming_it(capsys):
     with pytest.raises(SystemExit) as exit_info:
         load_example().parse_args(["--game", "chess"])
     assert exit_info.value.code == 2 and "--game" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--num-envs", "0"], "--num-envs must be positive"),  # was a ZeroDivisionError
+    (["--num-minibatches", "0", "--hidden", "0"], "--num-minibatches, --hidden must be positive"),
+    (["--num-envs", "2", "--num-steps", "4", "--num-minibatches", "9"],  # was a range() error
+     r"--num-minibatches \(9\) must not exceed the batch, --num-envs x --num-steps = 8"),
+    (["--seed", "-1"], r"--seed must be in 0\.\.4294967295, got -1"),  # was numpy's error
+])
+def test_bad_numbers_are_argparse_errors_naming_them(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        load_example().main(argv)
+    assert exit_info.value.code == 2
+    assert re.search(message, capsys.readouterr().err)

@@ -30,3 +30,6 @@ def test_bad_arguments_are_refused(capsys):
     with pytest.raises(SystemExit):
         main(["--total-timesteps", "0"])
     assert "--total-timesteps and --games must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # numpy's seeding refused it after the env was made
+        main(["--seed", str(2**32)])
+    assert "--seed must be in 0..4294967295, got 4294967296" in capsys.readouterr().err
