@@ -19,6 +19,7 @@ loader: pass them as they are.
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import entry_points
 from typing import Any, Callable, Sequence
 
@@ -100,7 +101,8 @@ def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
 def make_agent(spec: Any, game: str, num_players: int) -> Any:
     """One agent from one spec (as in :func:`make_opponents`): an object with ``act`` as it
     is (refused when its ``game`` or ``num_players`` differ from the table's), else what
-    the :func:`opponent_loader` makes of the name or path."""
+    the :func:`opponent_loader` makes of the name or path. A name holding a comma outside
+    brackets (the command line's list of specs) is refused, pointing to a list."""
     if callable(getattr(spec, "act", None)):
         for attr, want in (("game", game), ("num_players", num_players)):
             have = getattr(spec, attr, want)
@@ -108,4 +110,8 @@ def make_agent(spec: Any, game: str, num_players: int) -> Any:
                 raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
                                         f"table plays {attr}={want!r}")
         return spec
+    if isinstance(spec, str) and len(split_specs(spec)) > 1 and not os.path.exists(spec):
+        raise OpponentSpecError(f"agent spec {spec!r} names several agents: give them as a "
+                                f"list, {split_specs(spec)!r}, one per seat (commas separate "
+                                f"specs on the command line only)")
     return opponent_loader()(spec, game=game, num_players=num_players)

@@ -328,6 +328,15 @@ def test_bad_configuration(kwargs, error, match):
         QwintoSingleEnv(**{"game": "dice", "num_players": 2, **kwargs})
 
 
+def test_comma_separated_opponents_point_to_a_list():
+    # The command line's form; as one spec it was an "unknown agent spec".
+    with pytest.raises(OpponentSpecError, match=r"'random,greedy' names several agents: give "
+                                                r"them as a list, \['random', 'greedy'\]"):
+        make("dice", 3, opponents="random,greedy")
+    env = make("dice", 3, opponents=["random", "greedy"])
+    assert [o.name for o in env.unwrapped.opponents] == ["random", "greedy"]
+
+
 def test_solo_has_no_opponents():
     env = make("dice", 1)
     assert env.unwrapped.opponents == [] and env.unwrapped.reward_kind == "score"
