@@ -52,6 +52,17 @@ def check_seed(seed: Any, limit: int | None = None) -> int | None:
     return int(seed)
 
 
+def type_problem(action: Any) -> str | None:
+    """Why ``action`` is no integer action at all (a bug in the caller, which
+    ``illegal_action="pass"`` does not forgive), or ``None``. Python and numpy integers
+    and 0-d integer arrays are actions; bools are not."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return None
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        return f"actions must be integers, got {type(action).__name__}"
+    return None
+
+
 def default_of(legal: Sequence[int], pass_action: int) -> int:
     """The default of the legal actions ``legal`` (ascending): the pass where it is legal,
     else the highest; what an illegal action is replaced by when illegal actions are
@@ -175,10 +186,10 @@ class Game(abc.ABC):
         """Why ``action`` is not legal for ``seat`` now, or ``None`` when it is."""
         if type(action) is int and action in self.legal_action_lists()[seat]:
             return None  # the common case, decided without the checks below
-        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-            action = action.item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            return f"actions must be integers, got {type(action).__name__}"
+        problem = type_problem(action)
+        if problem is not None:
+            return problem
+        action = int(action)
         if not 0 <= action < self.num_actions:
             return f"out of range 0..{self.num_actions - 1}"
         legal = self.legal_actions(seat)

@@ -91,7 +91,9 @@ action and does not store it, so the env goes on as if that call never happened.
 With ``illegal_action="pass"`` an illegal action is replaced by the agent's default
 (pass where legal, else the last legal action: roll all dice, re-roll) and the agent
 gets ``illegal_penalty`` added to its reward and ``infos[agent]["illegal_action"] =
-True``.
+True``; it forgives out-of-range, masked-out and missing actions, but a value that is
+no integer (``None`` from a live agent, ``"3"``, ``1.5``) still raises: that is a bug in
+the caller, not a move.
 
 AEC view
 --------
@@ -148,7 +150,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .cards import CardGame
 from .dice import DiceGame
-from .game import Game, IllegalActionError, check_seed
+from .game import Game, IllegalActionError, check_seed, type_problem
 from .image import draw
 from .spec.base import check_reward, step_rewards
 
@@ -159,9 +161,13 @@ ILLEGAL_ACTION_MODES = ("raise", "pass")
 RENDER_FPS = 2
 
 
-def pass_hint(call: str) -> str:
+def pass_hint(call: str, mode: str = "raise") -> str:
     """What an IllegalActionError tells the user who wants illegal actions forgiven;
-    ``call`` is how that env is made with ``illegal_action="pass"``."""
+    ``call`` is how that env is made with ``illegal_action="pass"``, ``mode`` the env's
+    ``illegal_action`` (``"pass"`` still refuses what is no integer)."""
+    if mode == "pass":
+        return 'illegal_action="pass" replaces only integer actions (a value of another ' \
+            'type is a bug in the caller)'
     return f"to play a default action with a penalty instead, make the env with {call}"
 
 
@@ -355,12 +361,13 @@ class QwintoParallelEnv(ParallelEnv):
                 problem = game.action_problem(seat, action)
             if problem is None:
                 joint.append(int(action))
-            elif self.illegal_action == "pass":
+            elif self.illegal_action == "pass" and (agent not in actions
+                                                     or type_problem(action) is None):
                 joint.append(game.default_action(seat))
                 penalised.append(seat)
             else:
                 raise IllegalActionError(agent, action, problem, pass_hint(
-                    'qwinto_env.parallel_env(..., illegal_action="pass")'))
+                    'qwinto_env.parallel_env(..., illegal_action="pass")', self.illegal_action))
         return joint, penalised
 
     # -- views -------------------------------------------------------------------
@@ -472,11 +479,12 @@ class QwintoAECEnv(AECEnv):
                                          "action is None")
             self._was_dead_step(action)
             return
-        if self.env.illegal_action == "raise":
-            problem = self.game.action_problem(self.possible_agents.index(agent), action)
-            if problem is not None:
-                raise IllegalActionError(agent, action, problem, pass_hint(
-                    'qwinto_env.env(..., illegal_action="pass")'))
+        seat = self.possible_agents.index(agent)
+        problem = self.game.action_problem(seat, action) if self.env.illegal_action == "raise" \
+            else type_problem(action)
+        if problem is not None:
+            raise IllegalActionError(agent, action, problem, pass_hint(
+                'qwinto_env.env(..., illegal_action="pass")', self.env.illegal_action))
         self._actions[agent] = action
         if not self._selector.is_last():
             if self._selector.is_first():

@@ -88,6 +88,9 @@ A learner action that is out of range, masked out or not an integer raises
 :class:`~qwinto_env.game.IllegalActionError` before anything moves (opponents do not
 act, no generator advances); its message names the ``illegal_action="pass"`` option.
 ``step`` after the end of the game, or before the first ``reset``, raises it too.
+``illegal_action="pass"`` replaces an out-of-range or masked-out integer; a value that
+is no integer (``None``, ``"3"``, ``1.5``, an array of shape ``(1,)``) still raises, as
+it is a bug in the caller that would otherwise train on the penalty every step.
 
 Seeding
 -------
@@ -127,7 +130,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from .game import IllegalActionError, check_seed
+from .game import IllegalActionError, check_seed, type_problem
 from .image import draw
 from .opponents import OpponentSpecError, make_opponents
 from .parallel import (RENDER_FPS, QwintoParallelEnv, check_options, engine_options,
@@ -243,11 +246,11 @@ class QwintoSingleEnv(gym.Env):
         if self._done:
             why = "no game has started" if self._obs is None else "the game is over"
             raise IllegalActionError(self.agent, action, f"{why}; call reset()")
-        if table.illegal_action == "raise":
-            problem = table.game.action_problem(self.learner_seat, action)
-            if problem is not None:
-                raise IllegalActionError(self.agent, action, problem, pass_hint(
-                    'gymnasium.make("Qwinto-v0", ..., illegal_action="pass")'))
+        problem = table.game.action_problem(self.learner_seat, action) \
+            if table.illegal_action == "raise" else type_problem(action)
+        if problem is not None:
+            raise IllegalActionError(self.agent, action, problem, pass_hint(
+                'gymnasium.make("Qwinto-v0", ..., illegal_action="pass")', table.illegal_action))
         observations, rewards, terminations, _, infos, acted = self._table_step(action)
         reward = self._pending_reward + rewards[self.agent]
         self._pending_reward = 0.0

@@ -263,3 +263,34 @@ def test_checkers_and_plain_ppo_meet_the_hint(game):
     # and with the option the same algorithm runs
     PPO("MultiInputPolicy", gymnasium.make("Qwinto-v0", game=game, illegal_action="pass"),
         n_steps=32, batch_size=32, seed=0, device="cpu").learn(64)
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("bad", [None, "3", 1.5, np.array([3]), True])
+def test_pass_mode_still_refuses_what_is_no_integer(game, bad):
+    """``illegal_action="pass"`` forgives moves, not types: a caller sending ``None`` or a
+    string would otherwise train on the penalty every step without a word. The refusal
+    changes nothing: a legal step then plays as on an env that never saw it."""
+    hint = "replaces only integer actions"
+
+    def parallel():
+        env = qwinto_env.parallel_env(game=game, illegal_action="pass")
+        return env, env.reset(seed=3)[0]
+
+    par, obs = parallel()
+    with pytest.raises(IllegalActionError, match=hint):
+        par.step({"player_0": bad, "player_1": 0})
+    legal = {a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in obs.items()}
+    after = par.step(legal)[0]
+    fresh = parallel()[0].step(legal)[0]
+    assert all((after[a]["observation"] == fresh[a]["observation"]).all() for a in legal)
+    aec = qwinto_env.env(game=game, illegal_action="pass")
+    aec.reset(seed=3)
+    with pytest.raises(IllegalActionError, match=hint):
+        aec.step(bad)
+    assert aec.agent_selection == "player_0"
+    single = gymnasium.make("Qwinto-v0", game=game, illegal_action="pass")
+    single.reset(seed=3)
+    with pytest.raises(IllegalActionError, match=hint):
+        single.step(bad)
+    assert single.step(0)[4]["illegal_action"]       # an integer is still forgiven
