@@ -284,6 +284,12 @@ class QwintoState(pyspiel.State):
         return actions
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        """``(outcome, probability)`` of this chance node; ValueError at any other node
+        (a decision node has no chance outcomes to offer)."""
+        if self._player != _CHANCE:
+            node = "terminal" if self._player == _TERMINAL else "simultaneous decision"
+            raise ValueError(f"chance_outcomes() is for chance nodes; this is a {node} "
+                             f"node (current player {self._player})")
         if self._game_name == "dice" and not self._setting_up():
             return _SUM_OUTCOMES[len(dice_spec.SUBSET_ROWS[self._roll_subset()])]
         outcomes = self._uniform_outcomes()

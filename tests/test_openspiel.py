@@ -252,6 +252,27 @@ def test_actions_a_node_does_not_offer_are_refused_and_change_nothing():
         random_start.apply_action(5)
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_chance_outcomes_only_at_chance_nodes(game):
+    """At a decision node or the end the game has no chance outcomes: asking is refused
+    (the card game answered with a draw, the dice game failed in a lookup), and every
+    chance node's outcomes add up to one."""
+    state = openspiel.load(game, num_players=2).new_initial_state()
+    rng = random.Random(2)
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            assert sum(p for _, p in outcomes) == pytest.approx(1.0)
+            state.apply_action(rng.choice([a for a, _ in outcomes]))
+            continue
+        with pytest.raises(ValueError, match=r"chance_outcomes\(\) is for chance nodes; "
+                                             r"this is a simultaneous decision node"):
+            state.chance_outcomes()
+        state.apply_actions([rng.choice(state.legal_actions(p)) for p in range(2)])
+    with pytest.raises(ValueError, match="this is a terminal node"):
+        state.chance_outcomes()
+
+
 # -- OpenSpiel's MCTS ----------------------------------------------------------------------
 @pytest.mark.parametrize("game", GAMES)
 def test_mcts_example_runs(game):
