@@ -45,12 +45,16 @@ At a chance node that follows a joint action, the observation is still that of t
 decision node before it (the engine applies the joint action with its chance outcomes).
 The game provides no information-state tensor or string: the observation does not have
 perfect recall, and algorithms that need perfect recall (CFR) must not be told otherwise.
+An observer of another type (``make_observation``: public information only, or every
+player's hand) is refused in the card game, which has no such tensor; the dice game has
+no private information, so there every type without perfect recall is its observation.
 Search algorithms that take the state itself (MCTS) see all of it, hands and pile included.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -163,12 +167,34 @@ class QwintoGame(pyspiel.Game):
         return QwintoState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "QwintoObserver":
+        """The observer of ``iig_obs_type``, the player's observation. None (OpenSpiel's
+        ``game.make_observer(params)`` passes the parameters alone) is the default type.
+        ValueError for parameters, or a type the observation is not (see
+        :meth:`_check_observation_type`)."""
+        if params is None and isinstance(iig_obs_type, Mapping):
+            iig_obs_type, params = None, iig_obs_type
         if params:
             raise ValueError(f"observation parameters are not supported; got {params}")
-        if iig_obs_type is not None and iig_obs_type.perfect_recall:
-            raise ValueError(f"{GAME_NAMES[self.game_name]} has no perfect-recall "
-                             "observation (no information state); use the observation")
+        if iig_obs_type is not None:
+            self._check_observation_type(iig_obs_type)
         return QwintoObserver(self.observation_size)
+
+    def _check_observation_type(self, obs_type: Any) -> None:
+        """ValueError unless the observation is of ``obs_type``: no perfect recall, the
+        public information and the observer's own private information (its hand), or,
+        in a game without private information, any players' private information."""
+        name = GAME_NAMES[self.game_name]
+        if obs_type.perfect_recall:
+            raise ValueError(f"{name} has no perfect-recall observation (no information "
+                             "state); use the observation")
+        perfect = (self.get_type().information
+                   == pyspiel.GameType.Information.PERFECT_INFORMATION)
+        single = obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        if not obs_type.public_info or not (single or perfect):
+            raise ValueError(
+                f"{name} observes the public information and the observer's own private "
+                f"information only (public_info=True, private_info=SINGLE_PLAYER); got "
+                f"public_info={obs_type.public_info}, private_info={obs_type.private_info}")
 
     def new_engine(self) -> Game:
         """A fresh engine of this game, its generator removed: every chance outcome comes

@@ -14,6 +14,8 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+from open_spiel.python.observation import make_observation  # noqa: E402
+
 from qwinto_env import openspiel, parallel_env  # noqa: E402
 from qwinto_env.cards import CardGame  # noqa: E402
 
@@ -173,6 +175,39 @@ def test_cards_observations_hide_hands_and_pile_order():
             state.apply_action(card)
         views.append((state.observation_tensor(0), state.observation_string(0)))
     assert views[0] == views[1]
+
+
+def observation_type(private, public=True, recall=False):
+    return pyspiel.IIGObservationType(perfect_recall=recall, public_info=public,
+                                      private_info=getattr(pyspiel.PrivateInfoType, private))
+
+
+def test_observers_are_made_only_of_the_observation_there_is():
+    """A public-only or all-hands observer of the card game is refused (it was given the
+    player's observation, own hand included, without a word), as is perfect recall;
+    the dice game has no private information, so its public view is the observation.
+    ``game.make_observer(params)`` with no type gives the default observer (it raised
+    AttributeError)."""
+    cards, dice = openspiel.load("cards"), openspiel.load("dice")
+    for private in ("NONE", "ALL_PLAYERS"):
+        with pytest.raises(ValueError, match=rf"python_qwinto_cards observes the public "
+                                             rf"information and the observer's own .* "
+                                             rf"private_info=PrivateInfoType.{private}"):
+            make_observation(cards, observation_type(private))
+        assert make_observation(dice, observation_type(private)).tensor.size == 89
+    with pytest.raises(ValueError, match="got public_info=False"):
+        make_observation(dice, observation_type("SINGLE_PLAYER", public=False))
+    with pytest.raises(ValueError, match="no perfect-recall observation"):
+        make_observation(cards, observation_type("SINGLE_PLAYER", recall=True))
+    state = cards.new_initial_state()
+    for card in range(10):
+        state.apply_action(card)
+    observation = make_observation(cards, observation_type("SINGLE_PLAYER"))
+    observation.set_from(state, 1)
+    assert list(observation.tensor) == state.observation_tensor(1)
+    assert cards.make_observer({}) is not None
+    with pytest.raises(ValueError, match="observation parameters are not supported"):
+        cards.make_observer({"hands": True})
 
 
 def test_clone_and_serialize_keep_the_state():
