@@ -37,19 +37,24 @@ def play(game: pyspiel.Game, bots: list, rng: np.random.RandomState) -> list[flo
     return state.returns()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", choices=sorted(openspiel.GAME_NAMES), default="dice")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--simulations", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.players < 2:
         parser.error("--players must be 2 or more (MCTS plays against random bots)")
+    if args.games < 1 or args.simulations < 1:
+        parser.error("--games and --simulations must be positive")
+    try:
+        game = openspiel.load(args.game, num_players=args.players, reward="win")
+    except ValueError as exc:  # too many players for the game
+        parser.error(f"--players: {exc}")
 
-    game = pyspiel.convert_to_turn_based(
-        openspiel.load(args.game, num_players=args.players, reward="win"))
+    game = pyspiel.convert_to_turn_based(game)
     rng = np.random.RandomState(args.seed)
     searcher = mcts.MCTSBot(game, uct_c=2.0, max_simulations=args.simulations,
                             evaluator=mcts.RandomRolloutEvaluator(1, rng), random_state=rng)

@@ -20,13 +20,15 @@ from agents.benchmark.tasks import get_task, task_ids
 from agents.evaluate import play
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", choices=task_ids(), default="dice-2p-v0")
     parser.add_argument("--steps", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--games", type=int, default=200)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.games < 1:
+        parser.error("--steps and --games must be positive")  # before the training, not after
     torch.set_num_threads(1)
 
     task = get_task(args.task)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,15 @@ def test_example_runs():
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert "vs random: win rate" in out.stdout and "vs greedy" in out.stdout
+
+
+@pytest.mark.parametrize("args", [["--steps", "0", "--games", "2"],
+                                  ["--steps", "-5", "--games", "2"],
+                                  ["--steps", "10", "--games", "0"]])
+def test_example_refuses_a_budget_that_is_not_positive(capsys, args):
+    """Before any training: --games 0 failed after it, --steps -5 trained nothing and
+    reported -5 steps."""
+    main = runpy.run_path(str(ROOT / "examples" / "openspiel_nfsp.py"))["main"]
+    with pytest.raises(SystemExit):
+        main(args)
+    assert "--steps and --games must be positive" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -318,3 +319,17 @@ def test_mcts_example_runs(game):
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert "MCTS" in out.stdout and "win rate" in out.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--games", "0"], "--games and --simulations must be positive"),
+    (["--simulations", "-3"], "--games and --simulations must be positive"),
+    (["--game", "cards", "--players", "5"], "--players: num_players must be an integer in "
+                                             "1..4 for the card game")])
+def test_mcts_example_refuses_bad_arguments(capsys, args, message):
+    """--games 0 printed a win rate of nan, --simulations 0 failed inside MCTS (max() of
+    an empty sequence), too many players with a traceback."""
+    main = runpy.run_path(str(ROOT / "examples" / "openspiel_mcts.py"))["main"]
+    with pytest.raises(SystemExit):
+        main(args)
+    assert message in capsys.readouterr().err
