@@ -12,7 +12,11 @@ property               value
 =====================  ======================================================================
 dynamics               SIMULTANEOUS: every player acts at every decision node, as in the
                        ParallelEnv; a player with nothing to decide has one legal action,
-                       pass (27)
+                       pass (27). ``legal_actions()`` with no player lists the flat joint
+                       actions (up to :data:`MAX_FLAT_JOINT_ACTIONS`); they outnumber
+                       the actions, so ``legal_actions_mask()`` needs a player there
+                       (OpenSpiel's mask has ``num_distinct_actions`` entries and is
+                       written past, a crash)
 chance                 EXPLICIT_STOCHASTIC, see below
 information            dice: PERFECT; cards: IMPERFECT (hands and the pile order hidden)
 utility                GENERAL_SUM (``win`` with 3+ players and ties is not zero-sum)
@@ -73,11 +77,15 @@ from .spec import cards as cards_spec
 from .spec import dice as dice_spec
 from .spec.base import check_reward, step_rewards
 
-__all__ = ["GAME_NAMES", "register", "load", "QwintoGame", "QwintoState", "dice_sum_outcomes"]
+__all__ = ["GAME_NAMES", "MAX_FLAT_JOINT_ACTIONS", "register", "load", "QwintoGame", "QwintoState",
+           "dice_sum_outcomes"]
 
 #: game name -> OpenSpiel short name.
 GAME_NAMES = {"dice": "python_qwinto_dice", "cards": "python_qwinto_cards"}
 _DEFAULT_REWARD = "default"
+#: The most flat joint actions ``legal_actions()`` lists: a five- or six-player entry can
+#: have hundreds of millions, whose list takes tens of gigabytes.
+MAX_FLAT_JOINT_ACTIONS = 2 ** 24
 _MAX_SCORE = (rules.NUM_ROWS + len(rules.PENTAGON_COLUMNS)) * rules.MAX_VALUE
 _MIN_SCORE = -rules.MISTHROW_PENALTY * rules.MAX_MISTHROWS
 _CHANCE, _TERMINAL, _SIMULTANEOUS = (int(p) for p in (
@@ -280,9 +288,17 @@ class QwintoState(pyspiel.State):
     def _legal_actions(self, player: int) -> list[int]:
         """``player``'s legal actions; with no player at a simultaneous node (OpenSpiel
         asks for the current one, -2), the flat joint actions, as OpenSpiel's own
-        simultaneous games give them."""
+        simultaneous games give them: ValueError where they are more than
+        :data:`MAX_FLAT_JOINT_ACTIONS`."""
         if player == _SIMULTANEOUS:
-            return list(range(math.prod(map(len, self._each_legal()))))
+            count = math.prod(map(len, self._each_legal()))
+            if count > MAX_FLAT_JOINT_ACTIONS:
+                raise ValueError(
+                    f"this simultaneous node has {count:,} flat joint actions (the players' "
+                    f"legal actions multiplied), more than the {MAX_FLAT_JOINT_ACTIONS:,} "
+                    f"legal_actions() lists; ask legal_actions(player) of each player and "
+                    f"apply_actions")
+            return list(range(count))
         return self.engine().legal_actions(self._check_player(player))
 
     def _each_legal(self) -> list[list[int]]:

@@ -3,6 +3,7 @@ test against the ParallelEnv with the same chance outcomes and actions."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import runpy
@@ -333,3 +334,27 @@ def test_mcts_example_refuses_bad_arguments(capsys, args, message):
     with pytest.raises(SystemExit):
         main(args)
     assert message in capsys.readouterr().err
+
+
+def test_too_many_flat_joint_actions_are_refused_not_listed():
+    """A six-player entry can have hundreds of millions of flat joint actions, whose list
+    takes tens of gigabytes: legal_actions() with no player refuses past the limit, and
+    each player's legal actions and the flat joint action itself still serve."""
+    state = openspiel.load("dice", num_players=6).new_initial_state()
+    rng = random.Random(0)
+    while True:
+        if state.is_chance_node():
+            state.apply_action(rng.choice(state.legal_actions()))
+            continue
+        each = [state.legal_actions(p) for p in range(6)]
+        count = math.prod(map(len, each))
+        if count > openspiel.MAX_FLAT_JOINT_ACTIONS:
+            break
+        state.apply_actions([rng.choice(legal) for legal in each])
+    with pytest.raises(ValueError, match=rf"this simultaneous node has {count:,} flat joint "
+                                         r"actions .* ask legal_actions\(player\) of each"):
+        state.legal_actions()
+    joint = state.clone()
+    state.apply_action(count - 1)  # every player's last legal action
+    joint.apply_actions([legal[-1] for legal in each])
+    assert str(state) == str(joint)
