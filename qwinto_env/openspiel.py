@@ -75,7 +75,7 @@ from .play import describe_action
 from .spec import SPECS
 from .spec import cards as cards_spec
 from .spec import dice as dice_spec
-from .spec.base import check_reward, step_rewards
+from .spec.base import REWARDS, check_reward, step_rewards
 
 __all__ = ["GAME_NAMES", "MAX_FLAT_JOINT_ACTIONS", "register", "load", "QwintoGame", "QwintoState",
            "dice_sum_outcomes"]
@@ -155,6 +155,9 @@ class QwintoGame(pyspiel.Game):
         spec = SPECS[self.game_name]
         n = spec.check_num_players(params["num_players"])
         reward = params["reward"]
+        if reward not in (_DEFAULT_REWARD, *REWARDS):  # the spec's message lacks "default"
+            raise ValueError(f"unknown reward {reward!r}; choose one of "
+                             f"{(_DEFAULT_REWARD, *REWARDS)}")
         self.reward_kind = check_reward(None if reward == _DEFAULT_REWARD else reward, n)
         if not isinstance(params["random_start"], bool):
             raise ValueError(f"random_start must be True or False, got {params['random_start']!r}")
