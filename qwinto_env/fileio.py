@@ -97,12 +97,17 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     atomic_write(path, lambda fh: torch.save(obj, fh))
 
 
-def output_problem(path: str | os.PathLike) -> str | None:
+def output_problem(path: str | os.PathLike, suffix: str | None = None) -> str | None:
     """Why a file cannot be written at ``path`` (atomically: a new file in its folder), or
-    None: for a check before the work that makes the file."""
+    None: for a check before the work that makes the file. With ``suffix`` (``".png"``),
+    a name with another suffix is refused too (any case; a name without one is taken):
+    the file's format is fixed, and a viewer picking one by the name would fail on it."""
     path = os.fspath(path)
     if not path:
         return "is no file name"
+    if suffix is not None and Path(path).suffix.lower() not in ("", suffix):
+        return (f"ends in {Path(path).suffix!r}, but the file written is a "
+                f"{suffix[1:].upper()}: name it with {suffix!r}")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         return f"is in {folder!r}, which is not an existing directory"
@@ -113,9 +118,9 @@ def output_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def check_output(path: str | os.PathLike) -> None:
+def check_output(path: str | os.PathLike, suffix: str | None = None) -> None:
     """ValueError ``path '<path>' <why>`` where :func:`output_problem` finds a reason."""
-    if (problem := output_problem(path)) is not None:
+    if (problem := output_problem(path, suffix)) is not None:
         raise ValueError(f"path {os.fspath(path)!r} {problem}")
 
 

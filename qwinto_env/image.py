@@ -269,8 +269,9 @@ def _frame(game_or_frame: Game | np.ndarray, viewer: int | None) -> np.ndarray:
 def save_png(path: str | os.PathLike, game_or_frame: Game | np.ndarray,
              viewer: int | None = None) -> Path:
     """Write a game's position (or a frame from :func:`draw`) as a PNG; returns the path.
-    A ``path`` that cannot be written (no such folder, a folder) raises ValueError."""
-    check_output(path)
+    A ``path`` that cannot be written (no such folder, a folder) or that ends in another
+    suffix than ``.png`` (``x.jpg``) raises ValueError, and nothing is written."""
+    check_output(path, ".png")
     image = Image.fromarray(_frame(game_or_frame, viewer))
     atomic_write(path, lambda file: image.save(file, format="PNG"))
     return Path(path)
@@ -295,9 +296,10 @@ def check_fps(fps: Any) -> float:
 def save_gif(path: str | os.PathLike, frames: Sequence[np.ndarray], fps: float = 2.0) -> Path:
     """Write frames of one table (from :func:`draw`) as a looping animated GIF, the last
     frame shown three times as long; returns the path. A bad ``fps`` or a ``path`` that
-    cannot be written raises ValueError before the frames are read."""
+    cannot be written or ends in another suffix than ``.gif`` raises ValueError before the
+    frames are read."""
     check_fps(fps)
-    check_output(path)
+    check_output(path, ".gif")
     arrays = [_frame(frame, None) for frame in frames]
     if not arrays or len({array.shape for array in arrays}) != 1:
         raise ValueError("frames must be one or more arrays of the same size")

@@ -71,9 +71,10 @@ def record_gif(path: str | os.PathLike, game: str = "dice", num_players: int = 2
                fps: float = 2.0, viewer: int | None = None, **env_options: Any) -> int:
     """Play one whole game (as :func:`play_frames`) into an animated GIF at ``path``,
     ``fps`` frames per second; returns the number of frames. A bad ``fps`` or a ``path``
-    that cannot be written raises ValueError before the game is played."""
+    that cannot be written or ends in another suffix than ``.gif`` raises ValueError
+    before the game is played."""
     check_fps(fps)
-    check_output(path)
+    check_output(path, ".gif")
     frames = play_frames(game, num_players, agents, seed, viewer, **env_options)
     save_gif(path, frames, fps)
     return len(frames)

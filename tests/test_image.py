@@ -171,6 +171,25 @@ def test_a_path_that_cannot_be_written_is_named(tmp_path, save, path, match):
     assert (tmp_path / "old" / "x").read_bytes() == b"older"
 
 
+@pytest.mark.parametrize("save, name", [("png", "x.jpg"), ("png", "x.gif"),
+                                         ("gif", "x.png"), ("gif", "x.mp4")])
+def test_a_path_of_another_format_is_refused(tmp_path, save, name):
+    """save_png("x.jpg") wrote PNG data under the .jpg name, which viewers that go by the
+    name fail to open. The right suffix in any case, or none, is taken."""
+    env = parallel_env(game="dice", num_players=2)
+    env.reset(seed=0)
+    write = {"png": lambda path: save_png(path, env.game),
+             "gif": lambda path: save_gif(path, [draw(env.game)])}[save]
+    with pytest.raises(ValueError, match=rf"path '.*{name}' ends in '\.{name[2:]}', but the "
+                                         rf"file written is a {save.upper()}: name it with "
+                                         rf"'\.{save}'"):
+        write(tmp_path / name)
+    assert not list(tmp_path.iterdir())
+    for ok in (f"a.{save.upper()}", f"b.{save}", "c"):
+        write(tmp_path / ok)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"a.{save.upper()}", f"b.{save}", "c"]
+
+
 @pytest.mark.parametrize("game", ["dice", "cards"])
 def test_record_gif_writes_one_frame_per_step(tmp_path, game):
     frames = play_frames(game, 2, seed=4)
@@ -218,6 +237,7 @@ def test_record_gif_takes_agent_specs_as_the_environments_do():
     ({"agents": "expert"}, r"agents must be a list of one agent per seat \(2\), got 'expert'"),
     ({"path": "{tmp}/no/x.gif"}, "path '.*no/x.gif' is in '.*no', which is not an existing"),
     ({"path": "{tmp}"}, "path '.*' is a directory"),
+    ({"path": "{tmp}/x.png"}, "path '.*x.png' ends in '.png', but the file written is a GIF"),
 ])
 def test_record_gif_refuses_bad_arguments(tmp_path, kwargs, match):
     """Before the game is played (a bad path or fps failed only when the GIF was saved)."""
