@@ -159,11 +159,15 @@ def test_a_resumed_run_drops_the_logged_points_past_its_state(run_copy):
 @pytest.mark.parametrize("cut_after, message", [
     ("trainer: torc", "run.trainer: must be one of ['torch', 'sb3', 'rllib'], got 'torc'"),
     ("  learning_ra", "ppo: must be a mapping of fields, got 'learning_ra'"),
-    ("  num_games: 8\n", "the run was trained with network = ")])
+    ("  num_games: 8\n", ": lacks network, ppo, imitation, opponents, eval, rllib, which "
+                         "the run wrote"),
+    ("  init_from: ''\n", ": lacks env, network, ppo,")])
 def test_a_resume_from_a_cut_short_config_file_names_the_file(run_copy, capsys, cut_after,
                                                                message):
     """A config.yaml cut short where it still parses: the refusal named the field but not
-    the file it came from (nor the state the config did not match)."""
+    the file it came from (nor the state the config did not match). Cut after a section,
+    the sections lost took their defaults: the resume went on with other settings, said
+    only where they were ppo's or opponents', or refused only for env or network."""
     config = run_copy / "config.yaml"
     text = config.read_text()
     config.write_text(text[:text.index(cut_after) + len(cut_after)])
@@ -174,6 +178,23 @@ def test_a_resume_from_a_cut_short_config_file_names_the_file(run_copy, capsys, 
     state = run_copy / "checkpoints" / "trainer_state.pt"
     assert f"config file {str(config)!r}" in err or f"cannot resume from {state}:" in err, err
     assert snapshot(run_copy) == before
+
+
+def test_a_resume_from_a_config_file_missing_a_field_names_it(run_copy, capsys):
+    """A field lost from the run's config.yaml took its default on --resume; given as an
+    override it is the user's choice, and another YAML file may leave fields out."""
+    config = run_copy / "config.yaml"
+    config.write_text(config.read_text().replace("  learning_rate: 0.0005\n", ""))
+    before = snapshot(run_copy)
+    assert run_train(run_copy.parent, "--resume", "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert f"config file {str(config)!r}: lacks ppo.learning_rate, which the run wrote" in err
+    assert snapshot(run_copy) == before
+    shutil.copy(config, run_copy.parent / "edited.yaml")
+    for where, args in ((config, ["ppo.learning_rate=0.0005"]),
+                        (run_copy.parent / "edited.yaml", [])):
+        assert run_train(run_copy.parent, "--resume", "--config", str(where), *args) == 0
+        assert "already finished" in capsys.readouterr().out
 
 
 def test_resuming_a_finished_run_says_so_and_changes_nothing(run_copy, capsys):

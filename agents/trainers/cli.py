@@ -15,7 +15,7 @@ import sys
 from qwinto_env.console import command_exits, say, warnings_as_lines
 
 from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
-from .preflight import check_resources
+from .preflight import check_resources, is_run_config
 
 EXAMPLES = """\
 examples:
@@ -81,7 +81,9 @@ def _main(argv: list[str] | None, prog: str) -> int:
         for name in ("device", "seed", "trainer"):
             if getattr(args, name) is not None:
                 overrides.append(f"run.{name}={getattr(args, name)}")
-        cfg = load_config(args.config, overrides)
+        # A run's config.yaml holds every field: a resume refuses one it lost.
+        cfg = load_config(args.config, overrides,
+                          complete=args.resume and is_run_config(args.config))
         check_resources(cfg, args.runs_dir, resume=args.resume)
     except ConfigError as exc:
         return _refuse(prog, exc)

@@ -617,25 +617,55 @@ def _apply_override(data: dict[str, Any], item: str) -> None:
     node[parts[-1]] = value
 
 
-def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+def missing_fields(data: dict[str, Any]) -> list[str]:
+    """What nested plain config data lacks of :class:`TrainConfig`: a whole section by its
+    name, else each ``section.field``."""
+    missing = []
+    for name, cls in typing.get_type_hints(TrainConfig).items():
+        given = data.get(name)
+        if not isinstance(given, dict):
+            missing.append(name)
+            continue
+        missing += [f"{name}.{f.name}" for f in dataclasses.fields(cls) if f.name not in given]
+    return missing
+
+
+def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = (),
+                complete: bool = False) -> TrainConfig:
     """Read a YAML config (a path or a shipped config's name, see :func:`config_path`;
     ``None``: the defaults) and apply ``key.sub=value`` overrides.
 
     Override values are parsed as YAML (``1e-3``, ``true``, ``[128, 128]``). Raises
     :class:`ConfigError` for anything that does not describe a valid run; a refused field
-    read from a file of the user's (not a shipped config) names the file too.
+    read from a file of the user's (not a shipped config) names the file too. With
+    ``complete`` (a run's own ``config.yaml``, which holds every field) a field that
+    neither the file nor an override gives is refused too, rather than taking its default.
     """
     file = config_path(path) if path is not None else None
     data = _read_config_file(file) if file is not None else {}
     for item in overrides:
         _apply_override(data, item)
     try:
-        return config_from_dict(data)
+        cfg = _build(TrainConfig, data, "")
     except ConfigError as exc:
-        if file is None or file.parent == CONFIG_DIR:  # a shipped config is valid alone
-            raise
-        raise ConfigError(f"{exc} (config file {str(file)!r}"
-                          f"{' with the overrides' if overrides else ''})") from None
+        raise _in_file(exc, file, overrides) from None
+    # Before the checks between fields, which the defaults of what is lost may fail.
+    if complete and (missing := missing_fields(data)):
+        raise ConfigError(f"config file {str(file)!r}: lacks {', '.join(missing)}, which the "
+                          f"run wrote (the file was cut short or edited, or written by an "
+                          f"older version); put them back, or give them as overrides")
+    try:
+        return cfg.validate()
+    except ConfigError as exc:
+        raise _in_file(exc, file, overrides) from None
+
+
+def _in_file(exc: ConfigError, file: Path | None, overrides: Any) -> ConfigError:
+    """``exc`` naming the user's config file it came from (a shipped one is valid alone)."""
+    if file is None or file.parent == CONFIG_DIR:
+        return exc
+    return ConfigError(f"{exc} (config file {str(file)!r}"
+                       f"{' with the overrides' if overrides else ''})")
 
 
 def save_config(cfg: TrainConfig, path: str | Path) -> None:

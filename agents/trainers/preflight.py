@@ -30,6 +30,15 @@ def check_resources(cfg: TrainConfig, runs_dir: str | Path, resume: bool = False
         _check_init_from(cfg)
 
 
+def is_run_config(path: str | Path) -> bool:
+    """Whether ``path`` is a run's own ``config.yaml``, beside the trainer state it
+    describes: a file the run wrote with every field, so one it lacks was lost."""
+    from .run import CHECKPOINTS, CONFIG, STATE  # torch: imported only for a run
+
+    path = Path(path)
+    return path.name == CONFIG and (path.parent / CHECKPOINTS / STATE).is_file()
+
+
 def _check_run_folder(root: Path, name: str) -> None:
     """ConfigError unless ``root / name`` is a folder, or can be made as one, that this
     process may write in, holding no file where the run writes a folder or vice versa."""
