@@ -60,6 +60,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
 from .batched import BATCHED_GAMES, Backend, get_backend, pack_masks, uniform_legal
@@ -188,6 +189,11 @@ class _SeatMap:
         return [(game, self.learner_seat)]
 
 
+def _observation_space(engine: Any) -> spaces.Box:
+    """One entry's observation: the ParallelEnv's ego-centric vector, without the mask."""
+    return spaces.Box(0.0, 1.0, (engine.obs_size,), np.float32)
+
+
 def _make_engine(game: str, num_games: int, num_players: int, **options: Any) -> Any:
     if game not in BATCHED_GAMES:
         raise ValueError(f"unknown game {game!r}; choose one of {sorted(BATCHED_GAMES)}")
@@ -219,8 +225,8 @@ class QwintoVecEnv(VecEnv):
         self._seats.reseed(seed)
         self.render_mode = None
         self.num_envs = self._seats.num_envs  # VecEnv.__init__ reads attributes before setting it
-        obs_space = spaces.Box(0.0, 1.0, (self.engine.obs_size,), np.float32)
-        super().__init__(self._seats.num_envs, obs_space, spaces.Discrete(self.engine.num_actions))
+        super().__init__(self._seats.num_envs, _observation_space(self.engine),
+                         spaces.Discrete(self.engine.num_actions))
         self._actions: Any = _NO_ACTIONS
         self._masks: np.ndarray | None = None
         self._start = time.time()
@@ -332,7 +338,17 @@ class QwintoVecEnv(VecEnv):
 class TorchVectorEnv:
     """Torch-native vector env: observations, masks, rewards and dones as tensors on
     ``device``, for on-device training loops. Same entry mapping and options as
-    :class:`QwintoVecEnv` (opponents receive and return tensors)."""
+    :class:`QwintoVecEnv` (opponents receive and return tensors).
+
+    Not a Gymnasium ``VectorEnv`` (``reset`` and ``step`` return the masks beside the
+    observations, and ``step`` no truncations), but it names its spaces as one does, so
+    that a CleanRL-style script sizes its network and buffers from them:
+    ``single_observation_space`` (one entry's observation, ``Box(0, 1, (obs_size,),
+    float32)``; the masks are no part of it) and ``single_action_space``
+    (``Discrete(num_actions)``), ``observation_space`` and ``action_space`` batched over
+    the ``num_envs`` entries. The spaces are numpy's, the values tensors (as with
+    Gymnasium's ``NumpyToTorch`` wrapper). :meth:`close` may be called any number of times.
+    """
 
     def __init__(self, num_games: int, num_players: int = 2, *, game: str = "dice",
                  device: Any = "cpu", opponents: Opponent | Sequence[Opponent] | None = None,
@@ -349,6 +365,10 @@ class TorchVectorEnv:
         self.device = self.engine.backend.device
         self.obs_size = self.engine.obs_size
         self.num_actions = self.engine.num_actions
+        self.single_observation_space = _observation_space(self.engine)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def reset(self, seed: int | None = None) -> tuple[Any, Any]:
         """Restart every game; observations (num_envs, obs_size) and masks
@@ -365,3 +385,7 @@ class TorchVectorEnv:
         out, rewards, dones = self._seats.step(actions)
         obs, masks = self._seats.observe()
         return obs, masks.bool(), rewards, dones, out
+
+    def close(self) -> None:
+        """Nothing to release (no subprocesses; the engine's tensors go with the env): the
+        call that loops written for Gymnasium's vector envs end with."""

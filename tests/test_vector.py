@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -136,6 +137,33 @@ def test_torch_vector_env_self_play():
             assert torch.all(info.final_returns.sum(1) == 0)
             assert info.final_observation.shape == (len(games), 2, 89)
     assert ended > 0
+
+
+@pytest.mark.parametrize("game, opponents", [("dice", None), ("cards", "random")])
+def test_torch_vector_env_names_its_spaces_as_a_cleanrl_script_reads_them(game, opponents):
+    """It had no single_observation_space / single_action_space and no close(), which a
+    CleanRL-style script sizes its network and buffers from and ends with."""
+    envs = TorchVectorEnv(8, num_players=3, game=game, seed=0,
+                          opponents=opponents and RandomOpponent("torch", seed=0))
+    assert isinstance(envs.single_action_space, gym.spaces.Discrete)
+    obs_size = int(np.array(envs.single_observation_space.shape).prod())
+    agent = torch.nn.Linear(obs_size, int(envs.single_action_space.n))
+    steps = 40
+    obs_buf = torch.zeros((steps, envs.num_envs) + envs.single_observation_space.shape)
+    act_buf = torch.zeros((steps, envs.num_envs) + envs.single_action_space.shape)
+    next_obs, masks = envs.reset(seed=0)
+    for step in range(steps):
+        assert envs.observation_space.contains(next_obs.numpy())
+        obs_buf[step] = next_obs
+        with torch.no_grad():
+            logits = agent(next_obs).masked_fill(~masks, float("-inf"))
+        action = torch.distributions.Categorical(logits=logits).sample()
+        assert envs.action_space.contains(action.numpy())
+        act_buf[step] = action
+        next_obs, masks, rewards, dones, _ = envs.step(action)
+    assert envs.observation_space.shape == (envs.num_envs, obs_size)
+    envs.close()
+    envs.close()
 
 
 def test_torch_vector_env_with_opponent():
