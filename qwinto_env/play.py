@@ -329,7 +329,8 @@ class TerminalGame:
 
     def _out(self, text: str = "") -> None:
         """Show ``text`` wrapped at 80 columns, counting the lines since the last prompt."""
-        for line in screen.wrap(text, " " * 6) if len(text) > screen.WIDTH else [text]:
+        lines = screen.wrap(text, " " * 6) if screen.text_width(text) > screen.WIDTH else [text]
+        for line in lines:
             self._printed += 1
             self.print_fn(line)
 
@@ -441,8 +442,9 @@ class TerminalGame:
         for seat in range(game.num_players):
             b = rules.score_breakdown(game.sheet(seat), game.misthrows[seat])
             pents = " ".join(f"{p:2d}" if p else " ." for p in b["pentagons"])
-            lines.append(f"{self.label(seat):<{name}}{b['rows'][0]:>7}{b['rows'][1]:>7}"
-                         f"{b['rows'][2]:>7}{pents:>16}{b['misthrows']:>10}{b['total']:>7}")
+            lines.append(screen.pad(self.label(seat), name)
+                         + f"{b['rows'][0]:>7}{b['rows'][1]:>7}{b['rows'][2]:>7}"
+                         f"{pents:>16}{b['misthrows']:>10}{b['total']:>7}")
             totals.append(b["total"])
         if game.num_players > 1:
             best = max(totals)

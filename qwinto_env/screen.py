@@ -20,7 +20,8 @@ menu           roll / keep or re-roll: numbered, in columns; entry: one line per
 =============  ==========================================================================
 
 A seat's label (``you`` or ``player 1 (expert)``) is cut to :data:`LABEL_WIDTH`
-columns, ending in ``...`` when cut. In the card game's menus a card is written by
+columns, ending in ``...`` when cut. Columns are the terminal's (:func:`text_width`: a
+CJK character or an emoji takes two), not characters. In the card game's menus a card is written by
 colour initial and value (``o4``, ``g-2``), a stack by its code
 (:data:`qwinto_env.spec.cards.STACK_CODES`) and the rows a value may go in by their
 initials (``oy``; ``-`` when nobody may write).
@@ -29,6 +30,7 @@ initials (``oy``; ``-`` when nobody may write).
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 from typing import Sequence
 
 from . import rules
@@ -36,7 +38,7 @@ from .game import Game
 from .render import render_sheet
 from .spec import cards
 
-__all__ = ["WIDTH", "HEIGHT", "LABEL_WIDTH", "ellipsize", "wrap", "columns",
+__all__ = ["WIDTH", "HEIGHT", "LABEL_WIDTH", "text_width", "pad", "ellipsize", "wrap", "columns",
            "colour_words", "play_words", "status", "sheets", "entry_menu", "play_menu"]
 
 #: The terminal size every screen is laid out for.
@@ -47,14 +49,39 @@ LABEL_WIDTH = 22
 _COMPACT_WIDTH = 38  # one compact sheet; two side by side with a gap of 4 fill 80
 
 
+def text_width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: 2 for a wide or full-width character (CJK,
+    most emoji), none for a combining mark or a joiner, 1 for any other. Every width on
+    the screens is measured so (a bot's name may hold any of them)."""
+    return sum(0 if unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def pad(text: str, width: int, fill: str = " ") -> str:
+    """``text`` filled with ``fill`` to ``width`` columns (``str.ljust`` counts characters)."""
+    return text + fill * (width - text_width(text))
+
+
 def ellipsize(text: str, width: int) -> str:
     """``text``, cut to ``width`` columns with ``...`` at the end when too long."""
-    return text if len(text) <= width else text[:width - 3] + "..."
+    if text_width(text) <= width:
+        return text
+    kept = ""
+    for char in text:
+        if text_width(kept + char) > width - 3:
+            break
+        kept += char
+    return kept + "..."
 
 
 def wrap(text: str, indent: str = "") -> list[str]:
     """``text`` wrapped at :data:`WIDTH`, continuation lines indented by ``indent``."""
-    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    for limit in range(WIDTH, 0, -1):  # textwrap counts characters: narrower for wide ones
+        lines = textwrap.wrap(text, limit, subsequent_indent=indent,
+                              break_on_hyphens=False) or [""]
+        if max(map(text_width, lines)) <= WIDTH:
+            return lines
+    return lines
 
 
 def columns(items: Sequence[str], indent: int = 2) -> list[str]:
@@ -110,7 +137,7 @@ def status(game: Game, labels: Sequence[str], seat: int) -> list[str]:
         else:
             text = (f"{turn}: {labels[game.active]} rolled {colour_words(game.subset)} = "
                     f"{game.value}" + (", re-roll available" if game.reroll_left else ""))
-        return [f"{text} ".ljust(WIDTH, "-")] if len(text) < WIDTH else wrap(text)
+        return [pad(f"{text} ", WIDTH, "-")] if text_width(text) < WIDTH else wrap(text)
     if game.played:
         left = f"{turn}: write {game.value} in {colour_words(game.colours)}"
     else:
@@ -120,7 +147,7 @@ def status(game: Game, labels: Sequence[str], seat: int) -> list[str]:
     hand = "your hand: " + ", ".join(cards.card_name(c) for c in game.hands[seat])
     tops = [f"{code} [{cards.card_name(top):>9}]"
             for code, top in zip(cards.STACK_CODES, game.tops())]
-    return [f"{ellipsize(left, 41)} ".ljust(43, "-") + f" {tops[0]} {tops[1]}",
+    return [pad(f"{ellipsize(left, 41)} ", 43, "-") + f" {tops[0]} {tops[1]}",
             f"{hand:<44}{tops[2]} {tops[3]}"]
 
 
@@ -135,11 +162,11 @@ def sheets(game: Game, labels: Sequence[str]) -> list[str]:
             lines.append(f"{label}: score {scores[seat]:3d}, misthrows [{boxes[seat]}]")
             lines.extend("  " + line for line in render_sheet(game.cells[seat]))
         return lines
-    blocks = [[f"{label:<{LABEL_WIDTH}} {scores[seat]:3d} [{boxes[seat]}]",
+    blocks = [[f"{pad(label, LABEL_WIDTH)} {scores[seat]:3d} [{boxes[seat]}]",
                *render_sheet(game.cells[seat], compact=True)] for seat, label in enumerate(labels)]
     lines = []
     for left, right in zip(blocks[::2], blocks[1::2] + [[]]):
-        lines.extend((f"{a:<{_COMPACT_WIDTH + 4}}{b}".rstrip())
+        lines.extend((pad(a, _COMPACT_WIDTH + 4) + b).rstrip()
                      for a, b in zip(left, right or [""] * len(left)))
     return lines
 

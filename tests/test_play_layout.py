@@ -16,11 +16,16 @@ NUMBER, RANGE = re.compile(r"(?<![\w-])(\d+)\)"), re.compile(r"(\d+)-(\d+)\)")
 FIELD, PASS = re.compile(r"(?<!\w)([oyp][1-9])(?!\w)"), re.compile(r"(?<!\w)p = pass")
 
 
+#: Names a terminal shows wider (CJK, emoji: 2 columns a character) or narrower (a
+#: combining accent: none) than their characters.
+WIDE_NAMES = ["北斎の名人ボット🎲三号機", "Ame\u0301lie 🎲"]
+
+
 class LongNamed:
     """A bot from agents.load under a long name, as a checkpoint path would be."""
 
-    def __init__(self, spec, game, players):
-        self.bot, self.name = load(spec, game=game, num_players=players), LONG_NAME
+    def __init__(self, spec, game, players, name=LONG_NAME):
+        self.bot, self.name = load(spec, game=game, num_players=players), name
 
     def reset(self, seed=None):
         self.bot.reset(seed=seed)
@@ -88,7 +93,7 @@ def check_fits(person, players):
     included) fits 24 lines, with more players the part from the status line on."""
     assert person.screens, "the person was never asked"
     for lines in person.screens + [person.lines]:
-        wide = [line for line in lines if len(line) > screen.WIDTH]
+        wide = [line for line in lines if screen.text_width(line) > screen.WIDTH]
         assert not wide, f"lines wider than {screen.WIDTH}: {wide}"
     for lines in person.screens:
         if players > 2:
@@ -96,9 +101,14 @@ def check_fits(person, players):
         assert len(lines) <= screen.HEIGHT, f"{len(lines)} lines:\n" + "\n".join(lines)
 
 
+def cells(line):
+    """``line`` as a terminal shows it, one character a column (a wide one twice)."""
+    return "".join(char * screen.text_width(char) for char in line)
+
+
 def check_final_table(lines, players):
     start = next(i for i, line in enumerate(lines) if line.startswith("Final scores"))
-    header, rows = lines[start + 1], lines[start + 2:start + 2 + players]
+    header, rows = lines[start + 1], [cells(row) for row in lines[start + 2:start + 2 + players]]
     assert all(len(row) == len(header) <= screen.WIDTH for row in rows), rows
     for word in ("orange", "yellow", "purple", "misthrows", "total"):
         end = header.index(word) + len(word) - 1  # numbers end under the word's end
@@ -122,6 +132,33 @@ def test_more_players_screens_fit_80_columns_and_24_lines_from_the_status(game, 
     person = play(game, bots_for(game, players), players, players)
     check_fits(person, players)
     check_final_table(person.lines, players)
+
+
+@pytest.mark.parametrize("text, width", [
+    ("player 1 (expert)", 17), ("名人", 4), ("🎲", 2), ("Ame\u0301lie", 6), ("ＡＢ", 4),
+    ("👍🏽", 4), ("a\u200db", 2)])
+def test_text_width_counts_terminal_columns(text, width):
+    assert screen.text_width(text) == width
+    assert screen.text_width(screen.pad(text, 20)) == 20
+    cut = screen.ellipsize(text + "x" * 20, 9)
+    assert screen.text_width(cut) in (8, 9) and cut.endswith("...")
+
+
+@pytest.mark.parametrize("game, players", [("dice", 2), ("cards", 2), ("dice", 3),
+                                           ("cards", 4)])
+def test_wide_names_keep_the_screens_in_80_columns_and_aligned(game, players):
+    """Labels were cut and padded by their characters, so a name of wide characters ran
+    past the 80th column and pushed the columns after it out of line."""
+    bots = [LongNamed("greedy", game, players, name) for name in WIDE_NAMES]
+    person = play(game, bots[:players - 1] + bots_for(game, players)[1:players - 2], 1, players)
+    check_fits(person, players)
+    check_final_table(person.lines, players)
+    labels = [person.session.label(seat) for seat in range(players)]
+    assert screen.text_width(labels[1]) in (21, 22) and labels[1].endswith("...")
+    if players > 2:  # compact sheets side by side: the right one starts at column 42
+        shown = [labels[1], labels[0], *labels[2:]]  # the wide name on the left
+        first = cells(screen.sheets(person.session.game, shown)[0])
+        assert first[42:].startswith(shown[1]), first
 
 
 def test_solo_screens_fit_80x24():
