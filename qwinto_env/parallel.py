@@ -12,18 +12,12 @@ Parallel API        yes; every step is one decision point of every agent
 
 Dice actions
 ------------
-=========  ===================================================================
-``0..26``  write the value in row ``a // 9`` (0 orange, 1 yellow, 2 purple),
-           field ``a % 9`` (0..8, left to right, the gap skipped)
-``27``     pass: write nothing. The active player's pass at entry is a misthrow.
-           It is the only legal action of an agent with nothing to decide.
-``28..34`` (active, choose phase) roll the dice subset with bitmask ``a - 27``:
-           bit 0 orange, bit 1 yellow, bit 2 purple (28 orange, 34 all three)
-``35``     (active, re-roll phase) keep the roll
-``36``     (active, re-roll phase) re-roll the same dice; the second roll binds
-=========  ===================================================================
-
-A turn is three steps: choose dice, keep or re-roll, simultaneous entry.
+A turn is three steps: the active player chooses the dice to roll (a colour subset),
+then keeps the roll or re-rolls the same dice (the second roll binds), then everybody
+writes the value in a field of their sheet or passes (the active player's pass is a
+misthrow). Pass is the only legal action of an agent with nothing to decide. The action
+ids, and the phase that offers each, are declared in :mod:`qwinto_env.spec.dice` (its
+docstring has the table; ``PASS``, ``ROLLS``, ``KEEP``, ``REROLL`` by name).
 
 The card game (``game="cards"``, 1..4 players, ``Discrete(88)``, observation size
 ``33n+149``, extra infos ``played``, ``stacks``, ``pile_size``, ``hand_sizes`` and the
