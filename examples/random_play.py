@@ -12,15 +12,19 @@ import numpy as np
 from qwinto_env import parallel_env
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--game", default="dice")
+    parser.add_argument("--game", default="dice", choices=["dice", "cards"])
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-
-    env = parallel_env(game=args.game, num_players=args.players, render_mode="ansi")
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.seed < 0:
+        parser.error("--games must be positive and --seed non-negative")
+    try:
+        env = parallel_env(game=args.game, num_players=args.players, render_mode="ansi")
+    except ValueError as exc:  # the env names what it refuses (the player count)
+        parser.error(str(exc))
     rng = np.random.default_rng(args.seed)
     scores, steps = [], 0
     for game in range(args.games):
