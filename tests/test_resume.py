@@ -306,6 +306,22 @@ def test_a_flipped_bit_in_the_trainer_state_is_found_by_its_checksum(run_copy):
         read_trainer_state(path, cfg)
 
 
+@pytest.mark.parametrize("config", [{}, {"run": {}, "env": {}, "network": {}}, [1], None])
+def test_a_trainer_state_whose_config_lost_sections_is_named(run_copy, config):
+    """A state written by the run holds its whole config; one that lost a section (a file
+    edited, or another program's) is refused by name, not as a bare KeyError."""
+    cfg = load_config(None, [*TINY, "run.name=r"])
+    path = run_copy / "checkpoints" / "trainer_state.pt"
+    good = path.read_bytes()
+    state = torch.load(path, weights_only=True)
+    try:
+        torch.save({**state, "config": config}, path)
+        with pytest.raises(ResumeError, match="trainer_state.pt: not a trainer state"):
+            read_trainer_state(path, cfg)
+    finally:
+        path.write_bytes(good)
+
+
 class _Payload:
     def __reduce__(self):
         return (exec, ("import builtins; builtins.PAYLOAD_RAN = True",))

@@ -138,6 +138,11 @@ def read_trainer_state(path: str | Path, cfg: TrainConfig,
     if missing:
         raise ResumeError(f"cannot resume from {path}: not a trainer state (no {missing})")
     saved, now = state["config"], cfg.to_dict()
+    lost = [s for s in ("run", "env", "network")
+            if not isinstance(saved, dict) or not isinstance(saved.get(s), dict)]
+    if lost or "trainer" not in saved["run"]:
+        raise ResumeError(f"cannot resume from {path}: not a trainer state (its config "
+                          f"lacks {lost or ['run.trainer']})")
     if saved["run"]["trainer"] != cfg.run.trainer:
         raise ResumeError(f"cannot resume from {path}: the run was trained by the "
                           f"{saved['run']['trainer']} trainer, the config now says "
