@@ -24,20 +24,13 @@ The card game (``game="cards"``, 1..4 players, ``Discrete(88)``, observation siz
 agent's own ``hand``) has its action and observation tables in
 :mod:`qwinto_env.spec.cards`.
 
-Dice observation (ego-centric: "seat k" is the k-th seat after me, k=0 is me)
-------------------------------------------------------------------------------
-===================  =======  ====================================================
-slice                size     content
-===================  =======  ====================================================
-``31k .. 31k+26``    27       seat k's sheet, cell ``r*9+f``: value / 18, 0 = empty
-``31k+27 .. 31k+30`` 4        seat k's misthrows, thermometer (``i < misthrows``)
-``31n .. 31n+n-1``   n        active player, one-hot by relative seat
-next                 3        phase one-hot: choose, re-roll decision, entry
-                              (all 0 once the game is over)
-next                 3        colours rolled: orange, yellow, purple
-next                 18       rolled value one-hot (1..18); all 0 before a roll
-next                 1        re-roll still available
-===================  =======  ====================================================
+Dice observation
+----------------
+Ego-centric ("seat k" is the k-th seat after me): every seat's sheet and misthrows, the
+active player, the phase, the colours rolled, the rolled value and whether a re-roll is
+left, ``32n+25`` floats in all; the slices are declared in :mod:`qwinto_env.spec.dice`
+(its docstring has the table, :func:`~qwinto_env.spec.dice.observation_layout` the
+layout by name).
 
 The ``action_mask`` (int8) marks the legal actions; it is never all zero. ``state()``
 returns the same features in absolute seat order (seat 0 first).
