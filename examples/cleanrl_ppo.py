@@ -126,7 +126,7 @@ def make_envs(args: argparse.Namespace) -> gym.vector.VectorEnv:
     if not hasattr(gym.vector, "AutoresetMode"):
         raise SystemExit(f"gymnasium {gym.__version__} has no same-step autoreset; "
                          "this example needs gymnasium>=1.1")
-    opponents = None if args.num_players == 1 else [args.opponent] * (args.num_players - 1)
+    opponents = [args.opponent] * (args.num_players - 1)   # none in solo play
     return gym.make_vec("Qwinto-v0", num_envs=args.num_envs, vectorization_mode="sync",
                         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
                         game=args.game, num_players=args.num_players, opponents=opponents,

@@ -186,7 +186,9 @@ class QwintoSingleEnv(gym.Env):
                                        random_start=random_start, **game_options)
         n = self.table.game.num_players
         _check_seat(learner_seat, n)
-        if n == 1 and opponents is not None:
+        # An empty list is the one spec per other seat that solo play has.
+        if n == 1 and opponents is not None and not (
+                isinstance(opponents, (list, tuple)) and not opponents):
             raise OpponentSpecError(f"solo play has no opponents, got {opponents!r}")
         self.opponents = make_opponents("random" if opponents is None else opponents, game, n)
         self.num_players = n

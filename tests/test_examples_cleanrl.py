@@ -50,6 +50,15 @@ def test_same_step_autoreset_returns_the_next_episodes_first_decision_with_the_d
     assert episodes >= 2
 
 
+@pytest.mark.parametrize("players", [1, 3])
+def test_its_envs_seat_one_opponent_per_other_seat(players):
+    example = load_example()
+    envs = example.make_envs(example.parse_args(["--num-envs", "1", "--num-players",
+                                                 str(players), "--opponent", "greedy"]))
+    assert [o.name for o in envs.envs[0].unwrapped.opponents] == ["greedy"] * (players - 1)
+    envs.close()
+
+
 def test_a_bad_game_is_an_argparse_error_naming_it(capsys):
     with pytest.raises(SystemExit) as exit_info:
         load_example().parse_args(["--game", "chess"])

@@ -342,6 +342,9 @@ def test_solo_has_no_opponents():
     assert env.unwrapped.opponents == [] and env.unwrapped.reward_kind == "score"
     with pytest.raises(OpponentSpecError, match="solo"):
         QwintoSingleEnv(num_players=1, opponents="expert")
+    # one spec per other seat: none (a script building opponents[:num_players - 1])
+    assert make("dice", 1, opponents=[]).unwrapped.opponents == []
+    assert QwintoSingleEnv(num_players=1, opponents=()).opponents == []
 
 
 # -- rendering -----------------------------------------------------------------------------------
