@@ -92,6 +92,10 @@ games), so wrappers that edit the unwrapped env's rewards and terminations, such
 ``TerminateIllegalWrapper``, work; the ParallelEnv is its ``env`` attribute and the
 engine its ``game``.
 
+Both views hand out ``agents`` and ``possible_agents`` as lists the caller may edit: the
+envs step by their own copies (every seat acts every step until the game ends). An
+agent name that is none of the table's is a ``KeyError`` naming it and the agents.
+
 Seeding and options
 -------------------
 ``reset(seed=s)`` seeds the game's generator; the same seed and the same actions
@@ -218,7 +222,11 @@ class QwintoParallelEnv(ParallelEnv):
         self.max_cycles = check_max_cycles(max_cycles)
         self.num_steps = 0
         self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
-        self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
+        # The env steps by its own copies of the agent lists: a user who edits
+        # ``agents`` or ``possible_agents`` must not change which seat acts.
+        self._names = tuple(f"player_{i}" for i in range(self.game.num_players))
+        self._live: tuple[str, ...] = ()
+        self.possible_agents = list(self._names)
         self.agents: list[str] = []
         self._index = [self.game.observation_index(i) for i in range(self.game.num_players)]
         obs_size = len(self._index[0])
@@ -226,8 +234,8 @@ class QwintoParallelEnv(ParallelEnv):
         self._obs_spaces = {agent: spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (obs_size,), np.float32),
             "action_mask": spaces.Box(0, 1, (n_actions,), np.int8),
-        }) for agent in self.possible_agents}
-        self._act_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
+        }) for agent in self._names}
+        self._act_spaces = {agent: spaces.Discrete(n_actions) for agent in self._names}
         self._scores = [0] * self.game.num_players
 
     def _configure(self, reward: str | None, render_mode: str | None, illegal_action: str,
@@ -253,10 +261,20 @@ class QwintoParallelEnv(ParallelEnv):
         self.random_start = bool(random_start)
 
     # -- spaces ----------------------------------------------------------------
+    def seat(self, agent: str) -> int:
+        """The seat of ``agent``; KeyError naming it and the table's agents if it is none."""
+        try:
+            return self._names.index(agent)
+        except ValueError:
+            raise KeyError(f"unknown agent {agent!r}; the agents are "
+                           f"{', '.join(self._names)}") from None
+
     def observation_space(self, agent: str) -> spaces.Dict:
+        self.seat(agent)  # a clear KeyError for an unknown agent
         return self._obs_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Discrete:
+        self.seat(agent)
         return self._act_spaces[agent]
 
     # -- episode -----------------------------------------------------------------
@@ -270,7 +288,8 @@ class QwintoParallelEnv(ParallelEnv):
         if start is None:
             start = game.rng.randrange(game.num_players) if self.random_start else 0
         game.reset(start_player=start, **fixed)
-        self.agents = self.possible_agents[:]
+        self._live = self._names
+        self.agents = list(self._live)
         self.num_steps = 0
         self._scores = game.scores()
         if self.render_mode == "human":
@@ -302,16 +321,16 @@ class QwintoParallelEnv(ParallelEnv):
         return start, self.game.check_reset_options(options)
 
     def step(self, actions: dict[str, Any]):
-        if not self.agents:
-            raise IllegalActionError("the table", actions,
-                                     "the game is over (no live agents); call reset()")
+        if not self._live:
+            raise IllegalActionError("the table", actions, "no game in progress (reset() "
+                                     "was not called or the game is over); call reset()")
         if not isinstance(actions, dict):
             raise IllegalActionError("the table", actions,
                                      "actions must be a dict {agent: action}")
-        unknown = set(actions) - set(self.agents)
+        unknown = set(actions) - set(self._live)
         if unknown:
             raise IllegalActionError(sorted(map(str, unknown)), [actions[a] for a in unknown],
-                                     f"not a live agent (live: {self.agents})")
+                                     f"not a live agent (live: {list(self._live)})")
         joint, penalised = self._joint_action(actions)
         game = self.game
         game.step(joint, validate=False)
@@ -324,13 +343,14 @@ class QwintoParallelEnv(ParallelEnv):
 
         observations = self._observations()
         infos = self._infos(penalised)
-        agents = self.agents
+        agents = self._live
         rewards = dict(zip(agents, rewards))
         self.num_steps += 1
         truncated = not game.done and self.num_steps == self.max_cycles
         terminations = dict.fromkeys(agents, game.done)
         truncations = dict.fromkeys(agents, truncated)
         if game.done or truncated:
+            self._live = ()
             self.agents = []
         if self.render_mode == "human":
             self.render()
@@ -340,7 +360,7 @@ class QwintoParallelEnv(ParallelEnv):
         """Validate the actions of all agents; the joint action and the penalised seats."""
         game = self.game
         joint, penalised = [], []
-        for seat, agent in enumerate(self.agents):
+        for seat, agent in enumerate(self._live):
             if agent not in actions:
                 problem, action = "missing: every live agent must act every step", None
             else:
@@ -364,7 +384,7 @@ class QwintoParallelEnv(ParallelEnv):
         n_actions = game.num_actions
         obs = {}
         legal = game.legal_action_lists()
-        for seat, agent in enumerate(self.possible_agents):
+        for seat, agent in enumerate(self._names):
             mask = np.zeros(n_actions, dtype=np.int8)
             mask[legal[seat]] = 1
             obs[agent] = {"observation": feats[self._index[seat]], "action_mask": mask}
@@ -377,7 +397,7 @@ class QwintoParallelEnv(ParallelEnv):
         return {agent: {"sheet": game.sheet(seat), "misthrows": game.misthrows[seat],
                         "score": self._scores[seat], **public, **game.private_info(seat),
                         "illegal_action": seat in penalised}
-                for seat, agent in enumerate(self.possible_agents)}
+                for seat, agent in enumerate(self._names)}
 
     def state(self) -> np.ndarray:
         """Global state for centralised critics: all features, absolute seat order."""
@@ -423,7 +443,7 @@ class QwintoAECEnv(AECEnv):
         self.env = parallel
         self.metadata = {**parallel.metadata, "is_parallelizable": True}
         self.render_mode = parallel.render_mode
-        self.possible_agents = parallel.possible_agents
+        self.possible_agents = list(parallel.possible_agents)
         self.state_space = parallel.state_space
         self.agents: list[str] = []
 
@@ -443,7 +463,7 @@ class QwintoAECEnv(AECEnv):
         self.agents = self.env.agents[:]
         self.infos = dict(infos)
         self._actions: dict[str, Any] = {}
-        self._selector = AgentSelector(self.agents)
+        self._selector = AgentSelector(self.env.agents[:])  # not ``agents``: a user may edit it
         self.agent_selection = self._selector.reset()
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -451,6 +471,7 @@ class QwintoAECEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self.env.seat(agent)  # a clear KeyError for an unknown agent
         return self._observations[agent]
 
     def state(self) -> np.ndarray:
@@ -466,7 +487,7 @@ class QwintoAECEnv(AECEnv):
                                          "action is None")
             self._was_dead_step(action)
             return
-        seat = self.possible_agents.index(agent)
+        seat = self.env.seat(agent)
         problem = self.game.action_problem(seat, action) if self.env.illegal_action == "raise" \
             else type_problem(action)
         if problem is not None:
@@ -484,7 +505,7 @@ class QwintoAECEnv(AECEnv):
         self.terminations, self.truncations = dict(terminations), dict(truncations)
         self.rewards, self._cumulative_rewards = dict(rewards), dict(rewards)
         if self.env.agents:
-            self._selector = AgentSelector(self.env.agents)
+            self._selector = AgentSelector(self.env.agents[:])
             self.agent_selection = self._selector.reset()
         self._deads_step_first()
 

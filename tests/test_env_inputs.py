@@ -294,3 +294,64 @@ def test_pass_mode_still_refuses_what_is_no_integer(game, bad):
     with pytest.raises(IllegalActionError, match=hint):
         single.step(bad)
     assert single.step(0)[4]["illegal_action"]       # an integer is still forgiven
+
+
+# -- the agent lists a user holds, agents that are none, steps before a game ----------------
+
+def masked_game(env, seed: int) -> list[int]:
+    """A masked-random parallel game from ``reset(seed=seed)``; the final scores."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    while env.agents:  # both games end by their rules
+        obs, *_ = env.step({a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"])))
+                            for a in env.agents})
+    return env.game.scores()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_editing_the_parallel_agent_lists_does_not_change_who_acts(game):
+    """``agents`` and ``possible_agents`` are the user's lists: a user who drops an agent
+    from them must not make the env take a short joint action (a 3-seat game stepped
+    with two actions, the third seat's action given to the second)."""
+    env = qwinto_env.parallel_env(game=game, num_players=3)
+    obs, _ = env.reset(seed=5)
+    env.agents.remove("player_1")
+    env.possible_agents.append("player_9")
+    actions = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in ("player_0", "player_2")}
+    with pytest.raises(IllegalActionError, match="player_1.*missing"):
+        env.step(actions)
+    twin = qwinto_env.parallel_env(game=game, num_players=3)
+    assert masked_game(env, seed=5) == masked_game(twin, seed=5)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_editing_the_aec_agents_does_not_stop_the_cycle(game):
+    """The AEC env's turn order is its own: removing an agent from ``env.agents`` in the
+    first cycle used to end the cycle early and step the table without that agent."""
+    def play(edit: bool) -> list[int]:
+        env, rng = qwinto_env.env(game=game, num_players=3), np.random.default_rng(1)
+        env.reset(seed=1)
+        if edit:
+            env.agents.remove("player_2")
+        for agent in env.agent_iter(10_000):
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else
+                     int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        return env.unwrapped.game.scores()
+    assert play(edit=True) == play(edit=False)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_an_unknown_agent_is_named_with_the_agents(game):
+    parallel, aec = qwinto_env.parallel_env(game=game), qwinto_env.env(game=game)
+    aec.reset(seed=0)
+    for ask in (parallel.observation_space, parallel.action_space, aec.observation_space,
+                aec.action_space, aec.observe):
+        with pytest.raises(KeyError, match="unknown agent 'bob'; the agents are player_0, "):
+            ask("bob")
+
+
+def test_a_parallel_step_before_reset_says_to_reset():
+    env = qwinto_env.parallel_env()
+    with pytest.raises(IllegalActionError, match=r"no game in progress \(reset\(\) was not"):
+        env.step({"player_0": 28, "player_1": 27})
