@@ -219,6 +219,8 @@ def bad_actions(actions: np.ndarray, num_actions: int, masks: np.ndarray) -> tup
               actions.reshape(-1), actions[0, 0], [list(r) for r in actions[:-1]] + [[1]],
               actions.astype(np.uint64) + np.uint64(1 << 63), torch.tensor(actions).float(),
               torch.tensor(actions) > 0]
+    if hasattr(torch, "uint64"):  # torch 2.3 on
+        always.append(torch.from_numpy(actions.astype(np.uint64) + np.uint64(1 << 63)))
     return always, [illegal, out_of_range]
 
 
@@ -246,6 +248,35 @@ def test_refused_steps_change_nothing(game, backend):
         games.step(actions)
         twin.step(actions)
     assert_plays_like(games, twin)
+
+
+def other_layouts(actions: np.ndarray) -> list:
+    """``actions`` (N, P) int64 in memory layouts other than C order: a transposed (P, N)
+    array and a strided slice, as numpy arrays and as torch tensors."""
+    by_seat = np.ascontiguousarray(actions.T)
+    wide = np.zeros((actions.shape[0], 2 * actions.shape[1]), dtype=np.int64)
+    wide[:, ::2] = actions
+    return [by_seat.T, wide[:, ::2], torch.from_numpy(by_seat).T, torch.from_numpy(wide)[:, ::2]]
+
+
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_actions_in_any_memory_layout_step_like_contiguous_ones(game, backend):
+    """Transposed or strided actions, numpy or torch, validated or not, at every phase:
+    the same step as the same actions in C order (a non-contiguous tensor made the torch
+    engine's flat views raise)."""
+    games = ENGINES[game](4, 3, backend=backend, seed=3)
+    for step in range(2 * games.steps_per_turn):
+        actions = legal_actions(games, games.backend.generator(step))
+        want = clone(games)
+        want_out = want.step(actions)
+        for form in other_layouts(actions):
+            for validate in (True, False):
+                got = clone(games)
+                out = got.step(form, validate=validate)
+                assert_same(snapshot(got), snapshot(want))
+                assert np.array_equal(to_np(out.rewards), to_np(want_out.rewards))
+        games.step(actions)
 
 
 def bad_chances(games) -> list:
@@ -336,7 +367,8 @@ def test_bad_constructor_args_name_the_argument(game):
     bad += [({"num_players": v}, "num_players") for v in (0, p + 1, 2.5, True, [2], None)]
     bad += [({"reward": v}, "reward") for v in ("winner", ["win"], 1)]
     bad += [({"backend": v}, "backend") for v in ("jax", None, ["numpy"])]
-    bad += [({"backend": "torch", "device": v}, "device") for v in ("foo", 3.5, "cuda:99")]
+    bad += [({"backend": "torch", "device": v}, "device") for v in ("foo", 3.5, "cuda:99",
+                                                                          "meta")]
     bad += [({"backend": "numpy", "device": "cuda"}, "numpy backend")]
     bad += [({"start_player": v}, "start_player") for v in (2, -1, 1.5, True, [0])]
     bad += [({"seed": v}, "seed") for v in (-1, 1.5, True, "3")]

@@ -85,12 +85,13 @@ class Backend:
         raise NotImplementedError
 
     def as_int64(self, x: Any, what: str) -> Any:
-        """``x`` (array-like or tensor of integers) as an int64 array on the device.
+        """``x`` (array-like or tensor of integers) as an int64 array on the device,
+        C-contiguous on torch (so :meth:`flat` views it).
 
-        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers. A torch
-        tensor given to the numpy backend, a numpy array or a tensor on another device
-        given to the torch backend is copied over (SB3 hands numpy actions to a torch
-        engine).
+        Raises ``ValueError`` naming ``what`` when ``x`` does not hold integers that int64
+        holds. A torch tensor given to the numpy backend, a numpy array or a tensor on
+        another device given to the torch backend is copied over (SB3 hands numpy actions
+        to a torch engine).
         """
         raise NotImplementedError
 
@@ -438,7 +439,13 @@ class TorchBackend(Backend):
             raise ValueError(f"{what} must hold integers, got dtype {x.dtype}")
         if x.device != self.device:  # a copy; tensors already there are not touched
             x = x.to(self.device)
-        return x.to(torch.int64)
+        # Contiguous, as the engines read actions through flat views (a transposed
+        # (P, N) tensor made ``view`` fail); a no-op, no copy, for contiguous tensors.
+        out = x.to(torch.int64).contiguous()
+        # a sync for uint64 only (a dtype since torch 2.3)
+        if x.dtype == getattr(torch, "uint64", None) and bool((out < 0).any()):
+            raise ValueError(f"{what} must fit in int64, got uint64 values above 2**63-1")
+        return out
 
     def copy(self, x):
         return x.clone()
@@ -542,7 +549,11 @@ class TorchBackend(Backend):
 
     def generator(self, seed):
         seed = check_seed(seed)
-        gen = self.torch.Generator(device=self.device)
+        try:
+            gen = self.torch.Generator(device=self.device)
+        except RuntimeError as err:  # "meta" holds tensors (sheet_scores), not generators
+            raise ValueError(f"device {str(self.device)!r} has no random generator, so no "
+                             f"engine runs on it: {err}") from err
         if seed is None:
             gen.seed()
         else:
