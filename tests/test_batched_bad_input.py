@@ -279,6 +279,31 @@ def test_actions_in_any_memory_layout_step_like_contiguous_ones(game, backend):
         games.step(actions)
 
 
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writing_legal_bits_changes_nothing(game, backend):
+    """The caller owns what legal_bits() returns: setting every bit in it, at every
+    phase, leaves the masks, the check of a step's actions and the play as a twin's
+    (the engine's own cached bits were given out, so an illegal write passed the check
+    and broke the rules)."""
+    engine = ENGINES[game]
+    games, twin = engine(4, 3, backend=backend, seed=4), engine(4, 3, backend=backend, seed=4)
+    for step in range(6 * games.steps_per_turn):
+        games.legal_bits()[...] = -1
+        assert np.array_equal(to_np(games.legal_bits()), to_np(twin.legal_bits()))
+        masks = to_np(games.action_masks())
+        assert np.array_equal(masks, to_np(twin.action_masks()))
+        _, (illegal, _) = bad_actions(legal_actions(games, games.backend.generator(0)),
+                                      games.num_actions, masks)
+        with pytest.raises(ValueError, match="not legal now"):
+            games.step(illegal)
+        actions = legal_actions(games, games.backend.generator(step))
+        games.step(actions)
+        twin.step(actions)
+        check_rules(games, range(games.num_games))
+    assert_plays_like(games, twin)
+
+
 def bad_chances(games) -> list:
     """``chance`` arguments a step must refuse."""
     n = games.num_games

@@ -335,7 +335,13 @@ class BatchedCardGame(BatchedGame):
     # -- legality ------------------------------------------------------------------
     def legal_bits(self) -> Any:
         """Legal actions as int64 bitmasks (N, P, 2): action ``a`` is bit ``a % 64`` of
-        word ``a // 64`` (88 actions need two words)."""
+        word ``a // 64`` (88 actions need two words). A new array each call: writing it
+        changes nothing in the engine."""
+        return self.backend.copy(self._legal_bits())
+
+    def _legal_bits(self) -> Any:
+        """:meth:`legal_bits`, computed once per step and shared by the step's checks
+        (never given out: a caller's writes would make illegal actions legal)."""
         if self._legal is None:
             B, t, N, P = self.backend, self._t, self.num_games, self.num_players
             legal = B.zeros((N, P, 2), B.int64)
@@ -358,7 +364,7 @@ class BatchedCardGame(BatchedGame):
 
     def action_masks(self) -> Any:
         """Legal-action masks (N, P, 88) int8, exactly the ParallelEnv's ``action_mask``."""
-        bits = self.backend.unpack_bits(self.legal_bits(), 64)
+        bits = self.backend.unpack_bits(self._legal_bits(), 64)
         return bits.reshape(self.num_games, self.num_players, 128)[..., :NUM_ACTIONS]
 
     # -- stepping ------------------------------------------------------------------
@@ -378,7 +384,7 @@ class BatchedCardGame(BatchedGame):
         a = self._actions(actions, validate)
         orders = None if chance is None else self._check_chance(chance)
         rewards = B.zeros((N, P), B.float32)
-        legal = self.legal_bits()
+        legal = self._legal_bits()
         self._legal = None
         if self.phase == PLAY:
             self._play(self._legal_play(a, legal))
@@ -388,7 +394,7 @@ class BatchedCardGame(BatchedGame):
     def _legal_at(self, actions: Any) -> Any:
         # Two 64-bit words of legal bits per seat: word a // 64, bit a % 64.
         B = self.backend
-        words = self.legal_bits().reshape(-1, 2)[B.arange(actions.shape[0] * actions.shape[1]),
+        words = self._legal_bits().reshape(-1, 2)[B.arange(actions.shape[0] * actions.shape[1]),
                                                   B.flat(actions >> 6)]
         return ((words.reshape(actions.shape) >> (actions & 63)) & 1) == 1
 

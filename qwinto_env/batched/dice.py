@@ -231,7 +231,16 @@ class BatchedDiceGame(BatchedGame):
 
     # -- legality ------------------------------------------------------------------
     def legal_bits(self) -> Any:
-        """Legal actions as int64 bitmasks (N, P): bit ``a`` set = action ``a`` legal."""
+        """Legal actions as int64 bitmasks (N, P): bit ``a`` set = action ``a`` legal.
+
+        A new array each call: the caller may write it (e.g. narrow it before
+        :func:`~qwinto_env.batched.uniform_legal`) without changing what the engine
+        allows."""
+        return self.backend.copy(self._legal_bits())
+
+    def _legal_bits(self) -> Any:
+        """:meth:`legal_bits`, computed once per step and shared by the step's checks
+        (never given out: a caller's writes would make illegal actions legal)."""
         if self._legal is None:
             B, t = self.backend, self._t
             if self.phase == ENTRY:
@@ -244,10 +253,10 @@ class BatchedDiceGame(BatchedGame):
 
     def action_masks(self) -> Any:
         """Legal-action masks (N, P, 37) int8, exactly the ParallelEnv's ``action_mask``."""
-        return self.backend.unpack_bits(self.legal_bits(), self.num_actions)
+        return self.backend.unpack_bits(self._legal_bits(), self.num_actions)
 
     def _legal_at(self, actions: Any) -> Any:
-        return ((self.legal_bits() >> actions) & 1) == 1
+        return ((self._legal_bits() >> actions) & 1) == 1
 
     # -- stepping ------------------------------------------------------------------
     def step(self, actions: Any, chance: Any = None, *, validate: bool = True) -> StepResult:
@@ -267,7 +276,7 @@ class BatchedDiceGame(BatchedGame):
         a = self._actions(actions, validate)
         faces = None if chance is None else self._check_chance(chance)
         phase = self.phase
-        legal = self.legal_bits() if phase == ENTRY else None
+        legal = self._legal_bits() if phase == ENTRY else None
         self._legal = None
         rewards = B.zeros((N, P), B.float32)
         if phase == CHOOSE:
