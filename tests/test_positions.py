@@ -168,12 +168,25 @@ def card_position():
             "covered": np.zeros((1, 32), dtype=bool), "pile": deck[None, 10:]}
 
 
+#: The announcement of a double play on stacks 0 and 1 (value 5, orange): an entry.
+ENTRY_PLAY = {"phase": CARD_ENTRY, "value": 5, "colours": 1, "played": [[1, 1, 0, 0]],
+              "counting": 1}
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda a: a["hands"].__setitem__((0, 1, 2), 4), "exactly one of the hands"),
     (lambda a: a["covered"].__setitem__((0, 31), True), "exactly one of the hands"),
     (lambda a: a.__setitem__("pile", np.r_[-1, np.arange(10, 32)][None]),
      "pile must list its cards first"),
     (lambda a: a.__setitem__("phase", CARD_ENTRY), "an entry needs the play's announcement"),
+    (lambda a: a.update(ENTRY_PLAY, value=-7), r"announcement: value must be in -6\.\.18"),
+    (lambda a: a.update(ENTRY_PLAY, colours=8), "announcement: colours must be"),
+    (lambda a: a.update(ENTRY_PLAY, played=[[1, 1, 1, 0]]),
+     r"announcement: played must mark one stack or two neighbouring ones, got \[True, True, "
+     r"True, False\] in game 0"),
+    (lambda a: a.update(ENTRY_PLAY, played=[[1, 0, 0, 1]]), "played must mark one stack"),
+    (lambda a: a.update(ENTRY_PLAY, counting=3), r"announcement: counting must be a played "
+                                                 r"stack, got \[3\]"),
     (lambda a: a.__setitem__("phase", 2), "phase must be PLAY or ENTRY"),
     (lambda a: a.__setitem__("tops", np.array([[0, 1, 2, 40]])), "card ids must be in"),
     (lambda a: a.update(hands=np.array([[[-1, -1, -1], [7, 8, 9]]]),
@@ -192,7 +205,8 @@ def test_bad_card_positions_raise_and_change_nothing(change, message):
     advance(games, 5, 88)
     before = to_np(games.observations()).copy()
     args = card_position()
-    games.set_positions(**args)  # the unchanged position is accepted
+    games.set_positions(**args)  # the unchanged position is accepted, and at the entry
+    games.set_positions(**{**args, **ENTRY_PLAY})
     games = BatchedCardGame(1, 2, seed=0)
     advance(games, 5, 88)
     change(args)

@@ -140,6 +140,35 @@ def _numpy_tables(num_players: int) -> dict[str, np.ndarray]:
     }
 
 
+#: Bitmasks of the stacks a play covers: one stack, or two neighbouring ones (a double).
+_PLAYED_STACKS = sorted({1 << s for s in range(NUM_STACKS)}
+                        | {(1 << a) | (1 << b) for a in range(NUM_STACKS) for b in NEIGHBOURS[a]})
+
+
+def _check_announcement(value: np.ndarray, colours: np.ndarray, played: np.ndarray,
+                        counting: np.ndarray) -> None:
+    """Raise ``ValueError`` naming the first field of an entry's announcement that no
+    play makes: ``value`` outside -6..18, ``colours`` outside 0..7, ``played`` not one
+    stack or two neighbouring ones, ``counting`` not a stack that was played."""
+    where = "an entry needs the play's announcement"
+    if ((value < MIN_PLAY_VALUE) | (value > rules.MAX_VALUE)).any():
+        raise ValueError(f"{where}: value must be in {MIN_PLAY_VALUE}..{rules.MAX_VALUE}, "
+                         f"got {value.tolist()}")
+    if ((colours < 0) | (colours >= len(COLOUR_ROWS))).any():
+        raise ValueError(f"{where}: colours must be a row bitmask 0..{len(COLOUR_ROWS) - 1}, "
+                         f"got {colours.tolist()}")
+    stacks = (played << np.arange(NUM_STACKS)).sum(-1)
+    if not np.isin(stacks, _PLAYED_STACKS).all():
+        n = int(np.argmin(np.isin(stacks, _PLAYED_STACKS)))
+        raise ValueError(f"{where}: played must mark one stack or two neighbouring ones, "
+                         f"got {played[n].tolist()} in game {n}")
+    games = np.arange(len(played))
+    if ((counting < 0) | (counting >= NUM_STACKS)).any() \
+            or not played[games, np.clip(counting, 0, NUM_STACKS - 1)].all():
+        raise ValueError(f"{where}: counting must be a played stack, got {counting.tolist()} "
+                         f"for played {played.astype(int).tolist()}")
+
+
 class BatchedCardGame(BatchedGame):
     """``num_games`` independent card games of ``num_players`` seats (1..4), stepped together.
 
@@ -232,8 +261,9 @@ class BatchedCardGame(BatchedGame):
         the tops; ``pile`` (N, L) the draw pile in draw order, -1 after its last card.
         Every card is in exactly one of hands, tops, covered and pile. At ``ENTRY``, the
         play's announcement: ``value`` (N,) -6..18, ``colours`` (N,) bitmask,
-        ``played`` (N, 4) stacks that got a card, ``counting`` (N,) the stack whose
-        neighbours counted. The turn counters restart at 0.
+        ``played`` (N, 4) stacks that got a card (one, or two neighbouring ones),
+        ``counting`` (N,) the played stack whose neighbours counted. The turn counters
+        restart at 0.
 
         With ``validate`` (default) a bad argument raises ``ValueError`` naming it,
         before anything changes.
@@ -296,14 +326,8 @@ class BatchedCardGame(BatchedGame):
             n = int(np.argmax(empty))
             raise ValueError(f"hands: game {n}'s active seat {int(active[n])} holds no card "
                              f"to play")
-        value, colours, played, counting = entry
-        if phase == ENTRY and (((value < MIN_PLAY_VALUE) | (value > rules.MAX_VALUE)).any()
-                               or ((colours < 0) | (colours >= len(COLOUR_ROWS))).any()
-                               or ((counting < 0) | (counting >= NUM_STACKS)).any()
-                               or not played.any(-1).all()):
-            raise ValueError(f"an entry needs the play's announcement: value in "
-                             f"{MIN_PLAY_VALUE}..{rules.MAX_VALUE}, colours 0..7, a "
-                             f"counting stack 0..3 and the stacks played")
+        if phase == ENTRY:
+            _check_announcement(*entry)
 
     def state_bytes_per_game(self) -> float:
         """Bytes of game state per game (the arrays listed in the module docstring)."""
