@@ -397,6 +397,8 @@ def test_bad_constructor_args_name_the_argument(game):
     bad += [({"backend": "numpy", "device": "cuda"}, "numpy backend")]
     bad += [({"start_player": v}, "start_player") for v in (2, -1, 1.5, True, [0])]
     bad += [({"seed": v}, "seed") for v in (-1, 1.5, True, "3")]
+    bad += [({switch: v}, switch) for switch in ("random_start", "final_observations")
+            for v in ("false", 1, None)]  # "false" switched it on
     if game == "cards":
         bad += [({"empty_pile": v}, "empty_pile") for v in ("stop", None)]
     for kwargs, name in bad:

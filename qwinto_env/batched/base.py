@@ -97,7 +97,9 @@ class BatchedGame:
     def __init__(self, num_games: int, num_players: int, *, backend: str, device: Any,
                  seed: int | None, reward: str | None, start_player: int,
                  random_start: bool, final_observations: bool):
-        reward = check_batch_args(self.spec, num_games, num_players, reward, start_player)
+        reward = check_batch_args(self.spec, num_games, num_players, reward, start_player,
+                                  random_start=random_start,
+                                  final_observations=final_observations)
         self.backend: Backend = get_backend(backend, device)
         self.num_games = int(num_games)
         self.num_players = int(num_players)

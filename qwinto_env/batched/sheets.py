@@ -30,11 +30,15 @@ NC = rules.NUM_CELLS               # 27 cells; column 27 (PASS) of ``cells`` is 
 
 
 def check_batch_args(spec: GameSpec, num_games: Any, num_players: Any, reward: str | None,
-                     start_player: Any) -> str:
+                     start_player: Any, **switches: Any) -> str:
     """Validate what every batched engine takes; the reward kind (``None`` -> default).
+    ``switches`` (``random_start=...``) must be bools: the string ``"false"`` is truthy.
 
     Raises ``ValueError`` naming the argument, as the single-game engines do.
     """
+    for name, value in switches.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
     if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) \
             or num_games < 1:
         raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
