@@ -14,7 +14,8 @@ import sys
 
 from qwinto_env.console import command_exits, say, warnings_as_lines
 
-from .config import ConfigError, describe_fields, describe_plan, load_config, shipped_configs
+from .config import (ConfigError, TrainConfig, describe_fields, describe_plan, load_config,
+                     shipped_configs)
 from .preflight import check_resources, is_run_config
 
 EXAMPLES = """\
@@ -77,13 +78,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
         if args.help_config:
             print(describe_fields())
             return 0
-        overrides = list(args.overrides)
-        for name in ("device", "seed", "trainer"):
-            if getattr(args, name) is not None:
-                overrides.append(f"run.{name}={getattr(args, name)}")
-        # A run's config.yaml holds every field: a resume refuses one it lost.
-        cfg = load_config(args.config, overrides,
-                          complete=args.resume and is_run_config(args.config))
+        cfg = config_of(args)
         check_resources(cfg, args.runs_dir, resume=args.resume)
     except ConfigError as exc:
         return _refuse(prog, exc)
@@ -102,6 +97,18 @@ def _main(argv: list[str] | None, prog: str) -> int:
         return 130
     print(report)
     return 0
+
+
+def config_of(args: argparse.Namespace) -> TrainConfig:
+    """The config that ``args`` (of :func:`parse_args`) name: ``--config`` with the
+    overrides and the shorthand options; :class:`ConfigError` if it does not load."""
+    overrides = list(args.overrides)
+    for name in ("device", "seed", "trainer"):
+        if getattr(args, name) is not None:
+            overrides.append(f"run.{name}={getattr(args, name)}")
+    # A run's config.yaml holds every field: a resume refuses one it lost.
+    return load_config(args.config, overrides,
+                       complete=args.resume and is_run_config(args.config))
 
 
 def _refuse(prog: str, exc: Exception) -> int:
