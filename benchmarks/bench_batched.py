@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from arguments import at_least, check_players, positive  # this folder: on its path
 from qwinto_env import parallel_env
 from qwinto_env.batched import BATCHED_GAMES, uniform_legal
 
@@ -90,21 +91,22 @@ def _sync(backend: str, device: str | None):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--seconds", type=positive, default=2.0, help="time per measurement")
     parser.add_argument("--games", nargs="+", default=["dice", "cards"],
                         choices=sorted(BATCHED_GAMES))
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 16384])
-    parser.add_argument("--gpu-batch-sizes", type=int, nargs="+",
+    parser.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 1024, 16384])
+    parser.add_argument("--gpu-batch-sizes", type=at_least(1), nargs="+",
                         default=[16384, 262144, 1048576, 4194304])
     parser.add_argument("--backends", nargs="+", default=["parallel", "numpy", "torch"],
                         choices=["parallel", "numpy", "torch"])
     parser.add_argument("--no-obs", action="store_true",
                         help="skip the 'with obs' measurement (halves the run time)")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=at_least(0), default=1,
                         help="torch CPU threads (default 1: on a small shared machine torch's "
                              "thread pool slows down badly whenever another process is busy)")
     args = parser.parse_args()
+    check_players(parser, args.games, args.players)
 
     configs: list[tuple[str, str | None, list[int]]] = []
     torch_version = "-"

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from arguments import at_least, check_players, positive, refusals  # this folder: on its path
 from agents import load
 from qwinto_env.batched import BATCHED_GAMES, uniform_legal
 
@@ -70,16 +71,23 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=["dice", "cards"],
                         choices=sorted(BATCHED_GAMES))
     parser.add_argument("--players", type=int, nargs="+", default=[2])
-    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--batch", type=at_least(1), default=4096)
     parser.add_argument("--backends", nargs="+", default=["numpy", "torch"],
                         choices=["numpy", "torch"])
-    parser.add_argument("--threads", type=int, default=0,
+    parser.add_argument("--threads", type=at_least(0), default=0,
                         help="torch CPU threads (0: torch's default, the machine's cores)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per batched measurement")
-    parser.add_argument("--scalar-rows", type=int, default=1000,
+    parser.add_argument("--seconds", type=positive, default=2.0,
+                        help="time per batched measurement")
+    parser.add_argument("--scalar-rows", type=at_least(1), default=1000,
                         help="rows the scalar act is timed on")
     args = parser.parse_args()
+    check_players(parser, args.games, args.players)
+    with refusals(parser):  # an unknown bot
+        _table(args)
 
+
+def _table(args: argparse.Namespace) -> None:
+    """Print the table of the bots of ``args`` on each game, player count and backend."""
     torch_version = "-"
     if "torch" in args.backends:
         import torch

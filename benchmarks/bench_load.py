@@ -17,6 +17,7 @@ import sys
 import tempfile
 
 import torch
+from arguments import at_least, refusals  # this folder is on the path of its scripts
 from bench_trainers import training_speed  # this folder is on the path of its scripts
 
 from agents.trainers.config import load_config
@@ -37,10 +38,13 @@ def steps_per_second(threads: int, steps: int, root: str, label: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=300_000)
-    parser.add_argument("--threads", type=int, nargs="+", default=[0, 2],
+    parser.add_argument("--steps", type=at_least(1), default=300_000)
+    parser.add_argument("--threads", type=at_least(0), nargs="+", default=[0, 2],
                         help="run.torch_threads settings to compare (0 = adaptive)")
     args = parser.parse_args()
+    with refusals(parser):  # a thread count past the config's range
+        for threads in args.threads:
+            load_config(DEFAULT, [f"run.torch_threads={threads}"])
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports first
     rows = []
     with tempfile.TemporaryDirectory() as root:

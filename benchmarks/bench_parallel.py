@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from arguments import check_players, positive  # this folder: on its path
 from qwinto_env import parallel_env
 from qwinto_env.parallel import GAMES
 
@@ -67,9 +68,10 @@ def bench_connect_four(seconds: float) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per row")
+    parser.add_argument("--seconds", type=positive, default=5.0, help="time per row")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     args = parser.parse_args()
+    check_players(parser, GAMES, args.players)
 
     rows = []
     for game in GAMES:

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from arguments import at_least, check_players  # this folder: on its path
 from agents import load
 from qwinto_env import parallel_env
 from qwinto_env.image import draw, save_gif
+from qwinto_env.spec import SPECS
 from qwinto_env.video import play_frames
 
 
@@ -72,10 +74,12 @@ def play_without_frames(game: str, players: int, bots: list, seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", nargs="+", default=["dice", "cards"])
+    parser.add_argument("--games", nargs="+", default=["dice", "cards"],
+                        choices=sorted(SPECS))
     parser.add_argument("--players", nargs="+", type=int, default=[2, 4])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=at_least(0), default=0)
     args = parser.parse_args()
+    check_players(parser, args.games, args.players)
     print(f"{platform.machine()}, Python {platform.python_version()}")
     print("| game | players | ms per frame | expert game, s | with frames, s | GIF, s "
           "| recorded / plain |")

@@ -24,6 +24,7 @@ import platform
 import time
 
 import numpy as np
+from arguments import at_least, refusals  # this folder: on its path
 
 
 def bench(config_path: str, runners: int, iterations: int) -> dict[str, float]:
@@ -52,11 +53,16 @@ def bench(config_path: str, runners: int, iterations: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runners", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--iterations", type=int, default=3)
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance")
+    parser.add_argument("--runners", type=at_least(0), nargs="+", default=[1, 2])
+    parser.add_argument("--iterations", type=at_least(1), default=3)
+    parser.add_argument("--cpus", type=at_least(1), default=2, help="CPUs of the local Ray instance")
     parser.add_argument("--config", default="configs/dice-2p-rllib.yaml")
     args = parser.parse_args()
+    from agents.trainers.config import load_config
+
+    with refusals(parser):  # a missing --config, too many --runners, before Ray starts
+        for runners in args.runners:
+            load_config(args.config, [f"rllib.num_env_runners={runners}"])
 
     import ray
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False,

@@ -20,6 +20,7 @@ import time
 import numpy as np
 import torch
 
+from arguments import at_least, refusals  # this folder: on its path
 from agents import load
 from agents.search import PRESETS
 from qwinto_env.batched import BATCHED_GAMES
@@ -46,10 +47,11 @@ def self_play_decisions(game: str, checkpoint: str, decisions: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--decisions", type=int, default=100)
-    parser.add_argument("--games", nargs="*", default=["dice", "cards"])
+    parser.add_argument("--decisions", type=at_least(1), default=100)
+    parser.add_argument("--games", nargs="*", default=["dice", "cards"],
+                        choices=sorted(PRESETS))
     parser.add_argument("--presets", nargs="*", default=None, help="default: every one")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=at_least(0), default=0)
     parser.add_argument("--checkpoints", nargs="*", default=[], metavar="GAME=CHECKPOINT",
                         help="what a game's search plans with (default pretrained:<game>-2p)")
     args = parser.parse_args()
@@ -60,6 +62,12 @@ def main() -> None:
             parser.error(f"--checkpoints takes GAME=CHECKPOINT for a game of --games "
                          f"{args.games}, got {item!r}")
         checkpoints[game] = checkpoint
+    with refusals(parser):  # an unknown preset or checkpoint
+        _table(args, checkpoints)
+
+
+def _table(args: argparse.Namespace, checkpoints: dict[str, str]) -> None:
+    """Print a row per game and preset of ``args``, searching with ``checkpoints``."""
     torch.set_num_threads(1)
     print(f"{platform.machine()}, Python {platform.python_version()}, torch "
           f"{torch.__version__}, one thread; {args.decisions} decisions per row\n")

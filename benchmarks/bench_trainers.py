@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from arguments import at_least, refusals  # this folder is on the path of its scripts
 from agents.trainers import trainer_function
 from agents.trainers.config import TrainConfig, load_config
 from agents.trainers.run import Run
@@ -27,11 +28,17 @@ from agents.trainers.run import Run
 ROLLOUT = 64
 
 
-def measure(trainer: str, decisions_only: bool, args: argparse.Namespace, root: str) -> float:
+#: The rows: label, run.trainer, ppo.decisions_only.
+TRAINERS = (("sb3 (MaskablePPO)", "sb3", False), ("torch (on-device PPO)", "torch", False),
+            ("torch, decisions_only", "torch", True))
+
+
+def bench_config(trainer: str, decisions_only: bool, args: argparse.Namespace) -> TrainConfig:
+    """The run a row times; ConfigError for a bad ``--hidden`` or ``--device``."""
     # Both trainers collect whole rollouts, so time a whole number of them.
     batch = ROLLOUT * args.games
     steps = -(-args.steps // batch) * batch
-    cfg = load_config(None, [
+    return load_config(None, [
         f"run.name={trainer}-{decisions_only}", f"run.trainer={trainer}",
         f"run.device={args.device}", f"ppo.decisions_only={str(decisions_only).lower()}",
         f"run.total_steps={steps}", f"run.checkpoint_every={10 * steps}",
@@ -39,7 +46,6 @@ def measure(trainer: str, decisions_only: bool, args: argparse.Namespace, root: 
         f"ppo.rollout_steps={ROLLOUT}", "ppo.update_epochs=2", "ppo.num_minibatches=8",
         "opponents.self_play=0", "opponents.snapshots=0", "opponents.scripted={random: 1}",
         "eval.every=0", "imitation.games=0"])
-    return training_speed(cfg, root)
 
 
 def training_speed(cfg: TrainConfig, root: str) -> float:
@@ -55,18 +61,18 @@ def training_speed(cfg: TrainConfig, root: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=100_000)
-    parser.add_argument("--games", type=int, default=256)
+    parser.add_argument("--steps", type=at_least(1), default=100_000)
+    parser.add_argument("--games", type=at_least(1), default=256)
     parser.add_argument("--hidden", default="[128, 128]")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    with refusals(parser):
+        configs = [(label, bench_config(trainer, only, args)) for label, trainer, only in TRAINERS]
     # torch imports its compiler stack lazily on the first optimizer; pay that before timing
     # so that neither trainer is charged for it.
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     with tempfile.TemporaryDirectory() as root:
-        rows = [(label, measure(trainer, only, args, root)) for label, trainer, only in (
-            ("sb3 (MaskablePPO)", "sb3", False), ("torch (on-device PPO)", "torch", False),
-            ("torch, decisions_only", "torch", True))]
+        rows = [(label, training_speed(cfg, root)) for label, cfg in configs]
     print(f"dice 2p vs random, {args.games} games, rollout {ROLLOUT}, network {args.hidden}, "
           f"device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{'trainer':<26} {'steps/s':>10} {'x sb3':>6}")

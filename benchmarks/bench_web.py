@@ -22,6 +22,7 @@ import sys
 import time
 
 import httpx
+from arguments import at_least  # this folder: on its path
 
 MATCHES = [("dice", "pretrained:dice-2p"), ("cards", "pretrained:cards-2p"),
            ("dice", "expert"), ("cards", "expert"),
@@ -74,8 +75,8 @@ def held_at_once(http: httpx.Client, count: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=10)
-    parser.add_argument("--held", type=int, default=200)
+    parser.add_argument("--games", type=at_least(1), default=10)
+    parser.add_argument("--held", type=at_least(1), default=200)
     args = parser.parse_args()
     proc, address = start_server()
     try:

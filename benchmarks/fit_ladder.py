@@ -19,23 +19,12 @@ import sys
 from pathlib import Path
 
 import torch
+from arguments import at_least  # this folder: on its path
 
 from agents.benchmark.ladder import LADDER_FILE, fit_ladder, ladder_names, save_fit
 from agents.evaluate import EvaluationError
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _at_least(least: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{value} is below {least}")
-        return value
-    return parse
 
 
 def code_version() -> dict[str, object]:
@@ -55,10 +44,10 @@ def code_version() -> dict[str, object]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ladder", required=True, choices=ladder_names())
-    parser.add_argument("--games", type=_at_least(1), default=10_000, help="games per table")
-    parser.add_argument("--seed", type=_at_least(0), default=2026)
-    parser.add_argument("--workers", type=_at_least(1), default=1)
-    parser.add_argument("--bootstrap", type=_at_least(100), default=1000,
+    parser.add_argument("--games", type=at_least(1), default=10_000, help="games per table")
+    parser.add_argument("--seed", type=at_least(0), default=2026)
+    parser.add_argument("--workers", type=at_least(1), default=1)
+    parser.add_argument("--bootstrap", type=at_least(100), default=1000,
                         help="bootstrap resamples for the intervals")
     parser.add_argument("--out", type=Path, default=LADDER_FILE)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")

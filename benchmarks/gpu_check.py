@@ -26,6 +26,7 @@ import time
 
 import torch
 
+from arguments import positive, torch_device  # this folder: on its path
 from agents.trainers.config import load_config
 from agents.trainers.torch_ppo import TorchPPO
 from qwinto_env.batched import BATCHED_GAMES
@@ -108,8 +109,8 @@ def trainer_speed(ppo: TorchPPO, device: torch.device, seconds: float) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--minutes", type=float, default=3.0, help="trainer part's length")
+    parser.add_argument("--device", default="cuda", type=torch_device)
+    parser.add_argument("--minutes", type=positive, default=3.0, help="trainer part's length")
     parser.add_argument("--dry-run", action="store_true",
                         help="CPU, toy sizes: check that the script works")
     args = parser.parse_args()

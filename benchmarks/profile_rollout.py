@@ -35,6 +35,7 @@ from unittest import mock
 import torch
 from torch.overrides import TorchFunctionMode
 
+from arguments import at_least, positive, refusals  # this folder: on its path
 from agents.trainers import torch_ppo
 from agents.trainers.config import load_config
 
@@ -111,17 +112,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="configs/dice-2p-gpu.yaml")
     parser.add_argument("--game", default=None, help="override env.game (dice or cards)")
-    parser.add_argument("--games", type=int, default=8192)
-    parser.add_argument("--steps", type=int, default=16)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--launch-us", type=float, default=8.0,
+    parser.add_argument("--games", type=at_least(1), default=8192)
+    parser.add_argument("--steps", type=at_least(1), default=16)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--launch-us", type=positive, default=8.0,
                         help="assumed GPU cost of one torch call (kernel launch), microseconds")
     args = parser.parse_args()
     overrides = [f"env.num_games={args.games}", f"run.device={args.device}", "imitation.games=0"]
     if args.game:
         overrides += [f"env.game={args.game}"] + (
             ["network.features=cards"] if args.game == "cards" else [])
-    cfg = load_config(args.config, overrides)
+    with refusals(parser):  # a missing --config, a bad --game
+        cfg = load_config(args.config, overrides)
     torch.manual_seed(0)
     ppo = torch_ppo.TorchPPO(cfg, torch.device(args.device))
     ppo.pool.add_snapshot(ppo.net)

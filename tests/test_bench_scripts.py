@@ -1,6 +1,14 @@
 """The measuring scripts the docs quote, as a user runs them, at tiny sizes: they run to
-their table (search_headroom.py broke when a helper it shares took a new argument)."""
+their table (search_headroom.py broke when a helper it shares took a new argument), and
+bad sizes, player counts, bots and configs are usage errors that name the option.
 
+The runs take a few seconds each (a process that imports torch, a game or a tiny
+training), about two minutes in all: the slow suite. distill_headroom.py runs in
+tests/test_distill_headroom.py, gpu_check.py in tests/test_gpu_ready.py.
+"""
+
+import importlib.util
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +16,76 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "benchmarks"
+#: script -> its smallest run, and a line of its table (the header).
+TINY = {
+    "bench_batched.py": (["--seconds", "0.01", "--players", "2", "--batch-sizes", "4096",
+                          "--gpu-batch-sizes", "4096"], "| game | engine | players | batch |"),
+    "bench_bots.py": (["--seconds", "0.01", "--batch", "64", "--scalar-rows", "4",
+                       "--threads", "1"], "| bot | game | players | backend | batch |"),
+    "bench_load.py": (["--steps", "512", "--threads", "1"], "run.torch_threads"),
+    "bench_parallel.py": (["--seconds", "0.01", "--players", "2"], "qwinto cards ParallelEnv"),
+    "bench_render.py": (["--players", "2"], "| game | players | ms per frame |"),
+    "bench_rllib.py": (["--runners", "1", "--iterations", "1", "--cpus", "1"],
+                       "| env runners | sample env steps/s |"),
+    "bench_search.py": (["--decisions", "2", "--presets", "person"], "| game | checkpoint |"),
+    "bench_trainers.py": (["--steps", "512", "--games", "8"], "torch, decisions_only"),
+    "bench_web.py": (["--games", "1", "--held", "1"], "| game | bot | moves |"),
+    "fit_ladder.py": (["--ladder", "dice-4p", "--games", "100", "--bootstrap", "100",
+                       "--quiet", "--out", "{tmp}/ladder.json"], "greedy vs expert"),
+    "profile_rollout.py": (["--games", "16", "--steps", "2"], "**rollout step**"),
+}
+#: Run by their own tests (above), or no script (the scripts' shared argument types).
+ELSEWHERE = {"search_headroom.py", "distill_headroom.py", "gpu_check.py", "arguments.py"}
+
+
+def test_every_benchmark_script_runs_here():
+    scripts = {path.name for path in BENCHMARKS.glob("*.py")}
+    assert scripts - ELSEWHERE == set(TINY)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(TINY))
+def test_benchmark_runs_to_its_table(script, tmp_path):
+    if script == "bench_rllib.py" and importlib.util.find_spec("ray") is None:
+        pytest.skip("the rllib extra is not installed")
+    args, line = TINY[script]
+    result = subprocess.run([sys.executable, f"benchmarks/{script}",
+                             *(a.format(tmp=tmp_path) for a in args)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert line in result.stdout
+
+
+@pytest.mark.parametrize("script,args,option", [
+    ("bench_batched.py", ["--seconds", "0"], "--seconds"),  # measured nothing: 0 steps/s
+    ("bench_batched.py", ["--seconds", "nan"], "--seconds"),
+    ("bench_batched.py", ["--batch-sizes", "0"], "--batch-sizes"),
+    ("bench_batched.py", ["--players", "9"], "--players"),
+    ("bench_bots.py", ["--batch", "0"], "--batch"),  # ZeroDivisionError
+    ("bench_bots.py", ["--bots", "nobot", "--games", "dice"], "unknown agent spec 'nobot'"),
+    ("bench_load.py", ["--threads", "5000"], "run.torch_threads"),
+    ("bench_parallel.py", ["--players", "0"], "--players"),
+    ("bench_render.py", ["--games", "chess"], "--games"),
+    ("bench_rllib.py", ["--config", "nothere.yaml"], "'nothere.yaml': does not exist"),
+    ("bench_search.py", ["--decisions", "0"], "--decisions"),  # IndexError
+    ("bench_search.py", ["--games", "dice", "--presets", "fast", "--decisions", "1"],
+     "unknown search preset"),
+    ("bench_trainers.py", ["--hidden", "wide"], "network.hidden"),
+    ("bench_web.py", ["--games", "0"], "--games"),  # StatisticsError
+    ("gpu_check.py", ["--device", "gpu"], "--device"),
+    ("fit_ladder.py", ["--ladder", "dice-2p", "--games", "0"], "--games"),
+    ("profile_rollout.py", ["--steps", "0"], "--steps"),  # ZeroDivisionError
+    ("profile_rollout.py", ["--game", "chess"], "env.game"),
+])
+def test_bad_input_is_a_usage_error(script, args, option, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "path", [str(BENCHMARKS), *sys.path])
+    monkeypatch.setattr(sys, "argv", [script, *args])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{script}: error: " in err and option in err, err
 
 
 @pytest.mark.parametrize("args", [
