@@ -145,10 +145,16 @@ def main() -> None:
                     obs_sps = "-"
                     if not args.no_obs:
                         obs_sps = f"{bench_batched(game, backend, device, players, batch, args.seconds, True)[0]:,.0f}"
-                    ratio = f"{sps / base:,.0f}" if base else "-"
+                    ratio = "-" if not base else ratio_text(sps / base)
                     print(f"| {game} | {name} | {players} | {batch} | {sps:,.0f} | "
                           f"{sps / per_turn:,.0f} | {ratio} | {obs_sps} | {nbytes:.0f} |",
                           flush=True)
+
+
+def ratio_text(ratio: float) -> str:
+    """A speed ratio to two significant digits below 10 (a batch of one game runs below
+    the ParallelEnv: 0.47, not 0), whole above."""
+    return f"{ratio:.2g}" if ratio < 10 else f"{ratio:,.0f}"
 
 
 if __name__ == "__main__":

@@ -97,3 +97,11 @@ def test_search_headroom_runs_to_its_table(args):
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "| leaves the favourite | reference gain per decision |" in result.stdout
+
+
+def test_bench_batched_prints_ratios_below_ten_to_two_digits(monkeypatch):
+    """A batch of one game runs below the ParallelEnv: its ratio printed as 0 hid that."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    ratio_text = runpy.run_path(str(BENCHMARKS / "bench_batched.py"))["ratio_text"]
+    assert [ratio_text(r) for r in (0.4706, 0.064, 6.09, 214.2, 1234.5)] == \
+        ["0.47", "0.064", "6.1", "214", "1,234"]
