@@ -84,7 +84,7 @@ def main() -> None:
     except ImportError as exc:
         print(f"connect_four_v3 skipped: {exc} (pip install -e .[bench])")
 
-    print(f"Python {platform.python_version()}, {platform.machine()}, {args.seconds:.0f} s per row")
+    print(f"Python {platform.python_version()}, {platform.machine()}, {args.seconds:g} s per row")
     print(f"{'environment':<34} {'players':>7} {'steps/s':>10} {'games':>7}")
     for name, players, sps, games in rows:
         print(f"{name:<34} {players:>7} {sps:>10,.0f} {games:>7}")
