@@ -75,6 +75,25 @@ def test_adapter_refuses_an_illegal_action():
         env.step({agent: illegal})
 
 
+@pytest.mark.parametrize("config,error,match", [
+    ({"rewrd": "score"}, TypeError,
+     r"^QwintoMultiAgentEnv env_config got unknown option\(s\) 'rewrd'; accepted: .*reward,"
+     r" reward_scale, seed$"),
+    ({"random_start": False}, TypeError, r"'random_start'.*always draws the start player"),
+    ({"reward_scale": "x"}, ValueError, r"env_config reward_scale must be a positive finite"),
+    ({"reward_scale": float("nan")}, ValueError, r"reward_scale .*, got nan"),
+    ({"reward_scale": True}, ValueError, r"reward_scale .*, got True"),
+    ({"reward_scale": 0}, ValueError, r"reward_scale .*, got 0"),
+    ({"seed": -1}, ValueError, r"^QwintoMultiAgentEnv env_config seed must be None or"),
+    ({"game": "dise"}, ValueError, r"unknown game 'dise'"),
+])
+def test_adapter_refuses_a_bad_env_config_by_name(config, error, match):
+    """A nan scale trained on nan rewards; a string one or ``random_start`` failed in
+    float() or parallel_env() without naming the env_config."""
+    with pytest.raises(error, match=match):
+        QwintoMultiAgentEnv(config)
+
+
 def _module(features: str = "sheet", seed: int = 0) -> MaskedPPOModule:
     space = parallel_env(game="dice", num_players=2)
     torch.manual_seed(seed)
@@ -222,6 +241,33 @@ def test_policy_mapping_is_per_episode_and_follows_the_shares():
     assert share["opponent_1"] == pytest.approx(0.25, abs=0.05)
     with pytest.raises(ValueError, match="shares"):
         policy_mapping(0.0, {"opponent_0": 0.0})
+
+
+def _first_deals(seed: int, worker_index: int) -> list[bytes]:
+    """The first observation of each of the 4 card games that env runner
+    ``worker_index`` of a run seeded ``seed`` plays (the deal: seeds give other deals)."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from agents.trainers.rllib_ppo import build_config
+    cfg = load_config(None, ["run.trainer=rllib", "opponents.snapshots=0", "imitation.games=0",
+                             "env.game=cards", "network.features=raw", "network.hidden=[8]",
+                             "rllib.num_envs_per_env_runner=4"])
+    runner = MultiAgentEnvRunner(config=build_config(cfg, seed=seed), worker_index=worker_index)
+    try:
+        episodes = runner.sample(num_timesteps=4, random_actions=False)
+    finally:
+        runner.stop()
+    firsts = {}
+    for ep in episodes:  # an episode's chunks share its ID; the first chunk holds the deal
+        firsts.setdefault(ep.id_, b"".join(np.asarray(o["observation"]).tobytes() for _, o in
+                                           sorted(ep.get_observations(0).items())))
+    return list(firsts.values())
+
+
+def test_every_game_of_a_run_and_of_the_next_seed_is_dealt_its_own_stream():
+    """RLlib seeds game k of env runner w with ``seed + w + k``: runners 1 and 2 of a run
+    dealt 3 of their 4 games alike, and run seed 1 repeated 3 of run seed 0's games."""
+    deals = [d for seed in (0, 1) for runner in (1, 2) for d in _first_deals(seed, runner)]
+    assert len(deals) == 16 and len(set(deals)) == 16
 
 
 def test_rllib_config_section_is_validated():

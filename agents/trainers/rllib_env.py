@@ -13,7 +13,8 @@ imports this module.
     to agents with two or more legal actions; their rewards in between are summed into
     the agent's next reward (RLlib's "hanging" rewards), so returns are unchanged. At
     the end every agent gets its final observation. Rewards are multiplied by
-    ``reward_scale`` (returns of O(1) for the value head).
+    ``reward_scale`` (returns of O(1) for the value head). Each game of each env runner
+    draws its own dice and deals (RLlib's env seeds alone repeat across runners).
 
 :class:`MaskedPPOModule`
     A ``TorchRLModule`` with ``ValueFunctionAPI`` for PPO whose network *is* a
@@ -37,6 +38,7 @@ imports this module.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from typing import Any, Callable, Mapping
 
@@ -51,7 +53,8 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from qwinto_env.parallel import parallel_env
+from qwinto_env.game import check_seed
+from qwinto_env.parallel import check_options, env_options, parallel_env
 
 from ..policy import PolicyNetwork
 
@@ -65,15 +68,30 @@ LEARNER = "learner"
 class QwintoMultiAgentEnv(MultiAgentEnv):
     """The Qwinto ParallelEnv for RLlib; see the module docstring.
 
-    ``config`` (RLlib passes the ``env_config`` dict): ``game``, ``num_players``,
-    ``reward`` (as :func:`qwinto_env.parallel_env`), ``reward_scale`` (default 1.0).
-    The start player is drawn at every reset.
+    ``config`` (RLlib passes the ``env_config`` dict, an ``EnvContext``): the options of
+    :func:`qwinto_env.parallel_env` but ``random_start`` (the start player is drawn at
+    every reset), ``reward_scale`` (a positive finite number, default 1.0) and ``seed``
+    (the run's seed, default None). An unknown option is a TypeError naming it, a bad
+    value a ValueError naming it.
+
+    ``reset(seed=s)`` seeds the game from ``s``, the EnvContext's ``worker_index`` and
+    ``seed``, not from ``s`` alone: RLlib seeds game ``k`` of env runner ``w`` with
+    ``run seed + w + k``, so alone those seeds repeat across the runners of a run and
+    across neighbouring run seeds (the same deals, the same rolls).
     """
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__()
+        self.worker_index = int(getattr(config, "worker_index", 0) or 0)
         config = dict(config or {})
-        self.reward_scale = float(config.pop("reward_scale", 1.0))
+        check_options("QwintoMultiAgentEnv env_config", config, _options(config),
+                      " (the adapter always draws the start player)"
+                      if "random_start" in config else "")
+        self.reward_scale = _positive_finite("reward_scale", config.pop("reward_scale", 1.0))
+        try:
+            self.run_seed = check_seed(config.pop("seed", None))
+        except ValueError as exc:
+            raise ValueError(f"QwintoMultiAgentEnv env_config {exc}") from None
         self.par_env = parallel_env(random_start=True, **config)
         self.possible_agents = list(self.par_env.possible_agents)
         self.agents = []
@@ -83,13 +101,22 @@ class QwintoMultiAgentEnv(MultiAgentEnv):
         self._obs: dict[str, dict[str, np.ndarray]] = {}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        obs, infos = self.par_env.reset(seed=seed, options=options)
+        obs, infos = self.par_env.reset(seed=self._game_seed(seed), options=options)
         self.agents = list(self.par_env.agents)
         rewards = dict.fromkeys(self.agents, 0.0)
         obs, infos, _, done = self._advance(obs, infos, rewards)
         if done:  # a game decided without any choice cannot happen in either Qwinto
             raise RuntimeError("the game ended before any agent had a decision")
         return obs, infos
+
+    def _game_seed(self, seed: Any) -> int | None:
+        """The game's seed for RLlib's ``seed`` (see the class docstring)."""
+        if seed is None:
+            return None
+        entropy = [check_seed(seed), self.worker_index]
+        if self.run_seed is not None:
+            entropy.append(self.run_seed)
+        return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
     def step(self, action_dict: dict[str, Any]):
         # the deciding agents' actions replace their forced defaults; an illegal one
@@ -126,6 +153,19 @@ class QwintoMultiAgentEnv(MultiAgentEnv):
             obs, step_rewards, terms, truncs, infos = self.par_env.step(actions)
             for a, r in step_rewards.items():
                 rewards[a] = rewards.get(a, 0.0) + float(r)
+
+
+def _options(config: Mapping[str, Any]) -> set[str]:
+    """The ``env_config`` keys :class:`QwintoMultiAgentEnv` takes for ``config``'s game."""
+    return {*env_options(config.get("game", "dice")), "reward_scale", "seed"} - {"random_start"}
+
+
+def _positive_finite(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
+            or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"QwintoMultiAgentEnv env_config {name} must be a positive finite "
+                         f"number, got {value!r}")
+    return float(value)
 
 
 class SeededEpisodeIds(RLlibCallback):

@@ -90,7 +90,7 @@ def build_config(cfg: TrainConfig, num_gpus_per_learner: int = 0, seed: int | No
         # RLlib's env checker steps random, unmasked actions, which the env rightly refuses
         .environment(QwintoMultiAgentEnv, disable_env_checking=True, env_config={
             "game": env.game, "num_players": env.num_players, "reward": env.reward,
-            "reward_scale": pc.reward_scale})
+            "reward_scale": pc.reward_scale, "seed": seed})
         .framework("torch")
         .env_runners(num_env_runners=rc.num_env_runners,
                      num_envs_per_env_runner=rc.num_envs_per_env_runner, num_cpus_per_env_runner=1)
