@@ -123,6 +123,21 @@ def train(algo, args):
               f"{returns:6.2f}, {time.perf_counter() - started:5.1f} s", flush=True)
 
 
+def check_arguments(parser, args):
+    """Usage errors for what would fail only once Ray runs (a bad --players inside RLlib's
+    env runner, a negative seed in its numpy seeding) or after training (--eval-games 0),
+    or would train on nothing (--batch-size 0)."""
+    timesteps = 1 if args.timesteps is None else args.timesteps
+    if min(args.iterations, args.batch_size, args.eval_games, timesteps) < 1:
+        parser.error("--iterations, --timesteps, --batch-size and --eval-games must be positive")
+    if not 0 <= args.seed < 2**32:
+        parser.error(f"--seed must be in 0..{2**32 - 1}, got {args.seed}")
+    try:
+        parallel_env(game=args.game, num_players=args.players)
+    except ValueError as exc:
+        parser.error(f"--players: {exc}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", default="dice", choices=["dice", "cards"])
@@ -136,6 +151,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-games", type=int, default=200)
     args = parser.parse_args()
+    check_arguments(parser, args)
     torch.set_num_threads(1)
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

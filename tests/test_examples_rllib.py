@@ -4,6 +4,7 @@ runs it (a subprocess, a tiny budget), on both games."""
 from __future__ import annotations
 
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,24 @@ def test_example_trains_and_evaluates(game, stop):
     # the evaluation table: the trained policy and random, over the 8 games asked
     assert re.search(r"^\| rllib-ppo \|", out, re.M) and re.search(r"^\| random \|", out, re.M)
     assert f"8 games ({game}, 2 players" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--players", "9"], "--players: num_players must be an integer in 1..6"),
+    (["--batch-size", "0"], "--batch-size and --eval-games must be positive"),
+    (["--iterations", "1", "--batch-size", "32", "--eval-games", "0"], "must be positive"),
+    (["--timesteps", "0"], "must be positive"),
+    (["--seed", "-1"], "--seed must be in 0..4294967295, got -1"),
+])
+def test_bad_arguments_are_usage_errors_before_ray_starts(monkeypatch, capsys, argv, message):
+    """--players 9 failed inside RLlib's env runner with an unrelated TypeError,
+    --eval-games 0 after training, and --batch-size 0 trained on nothing."""
+    import ray
+    monkeypatch.setattr(sys, "argv", ["rllib_ppo.py", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(ROOT / "examples" / "rllib_ppo.py"))["main"]()
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not ray.is_initialized()
 
 
 @pytest.mark.slow
