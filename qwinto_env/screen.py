@@ -66,12 +66,13 @@ def ellipsize(text: str, width: int) -> str:
     """``text``, cut to ``width`` columns with ``...`` at the end when too long."""
     if text_width(text) <= width:
         return text
-    kept = ""
+    kept, used = 0, 0
     for char in text:
-        if text_width(kept + char) > width - 3:
+        used += text_width(char)
+        if used > width - 3:
             break
-        kept += char
-    return kept + "..."
+        kept += 1
+    return text[:kept] + "..."
 
 
 def wrap(text: str, indent: str = "") -> list[str]:
