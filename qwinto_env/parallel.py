@@ -277,6 +277,17 @@ class QwintoParallelEnv(ParallelEnv):
         self.seat(agent)
         return self._act_spaces[agent]
 
+    def check_action(self, agent: str, action: Any, call: str) -> None:
+        """Raise the IllegalActionError this env gives ``agent``'s ``action`` before it
+        plays: with ``illegal_action="raise"`` for any problem, with ``"pass"`` only for a
+        value that is no integer (the rest is replaced when played); ``call`` is how the
+        front-end at hand is made with ``illegal_action="pass"``, for the hint."""
+        seat = self.seat(agent)
+        problem = self.game.action_problem(seat, action) if self.illegal_action == "raise" \
+            else type_problem(action)
+        if problem is not None:
+            raise IllegalActionError(agent, action, problem, pass_hint(call, self.illegal_action))
+
     # -- episode -----------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a game (see Seeding and options in the module docstring)."""
@@ -487,12 +498,7 @@ class QwintoAECEnv(AECEnv):
                                          "action is None")
             self._was_dead_step(action)
             return
-        seat = self.env.seat(agent)
-        problem = self.game.action_problem(seat, action) if self.env.illegal_action == "raise" \
-            else type_problem(action)
-        if problem is not None:
-            raise IllegalActionError(agent, action, problem, pass_hint(
-                'qwinto_env.env(..., illegal_action="pass")', self.env.illegal_action))
+        self.env.check_action(agent, action, 'qwinto_env.env(..., illegal_action="pass")')
         self._actions[agent] = action
         if not self._selector.is_last():
             if self._selector.is_first():

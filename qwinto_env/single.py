@@ -125,16 +125,16 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from .game import IllegalActionError, check_seed, type_problem
+from .game import IllegalActionError, check_seed
 from .image import draw
 from .opponents import OpponentSpecError, make_opponents
 from .parallel import (RENDER_FPS, QwintoParallelEnv, check_options, engine_options,
-                       keyword_names, pass_hint)
+                       keyword_names)
 
 __all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
 
@@ -248,11 +248,8 @@ class QwintoSingleEnv(gym.Env):
         if self._done:
             why = "no game has started" if self._obs is None else "the game is over"
             raise IllegalActionError(self.agent, action, f"{why}; call reset()")
-        problem = table.game.action_problem(self.learner_seat, action) \
-            if table.illegal_action == "raise" else type_problem(action)
-        if problem is not None:
-            raise IllegalActionError(self.agent, action, problem, pass_hint(
-                'gymnasium.make("Qwinto-v0", ..., illegal_action="pass")', table.illegal_action))
+        table.check_action(self.agent, action,
+                           'gymnasium.make("Qwinto-v0", ..., illegal_action="pass")')
         observations, rewards, terminations, _, infos, acted = self._table_step(action)
         reward = self._pending_reward + rewards[self.agent]
         self._pending_reward = 0.0
