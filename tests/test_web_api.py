@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from qwinto_env import rules
+from qwinto_env.game import IllegalActionError
 from qwinto_env.opponents import opponent_loader, register_loader
 from qwinto_env.play import TerminalGame
 from qwinto_env.web import create_app, replay
@@ -233,6 +234,26 @@ def test_replay_refuses_a_broken_record(client):
                        ("start_player", True)):
         with pytest.raises(ValueError, match=f"record's {key} must be a non-negative integer"):
             replay({**record, key: value})
+
+
+def test_replay_names_the_step_a_tampered_record_goes_wrong(client):
+    """A record cut short, run on past its end, edited or with a bad action is refused
+    naming the step or the key, never replayed to a position it does not describe."""
+    record = finished_record(client, new_game(client, seed=1), random.Random(1))
+    steps, actions = len(record["actions"]), record["actions"]
+    with pytest.raises(ValueError, match=f"says the game is over, but its {steps - 3} steps "
+                                         f"leave it running .*cut short"):
+        replay({**record, "actions": actions[:-3]})
+    with pytest.raises(ValueError, match=f"goes on after the game is over: the game ends "
+                                         f"after {steps} steps, the record has {steps + 1}"):
+        replay({**record, "actions": actions + actions[-1:]})
+    with pytest.raises(ValueError, match=r"scores \[99, 99\] are not the replayed game's"):
+        replay({**record, "scores": [99, 99]})
+    for bad in ("1", 1.0, None, -1):
+        with pytest.raises(IllegalActionError, match=f"illegal action {re.escape(repr(bad))} "
+                                                     f"for player_1: .*at step 3 of the game "
+                                                     f"record$"):
+            replay({**record, "actions": actions[:3] + [[actions[3][0], bad]] + actions[4:]})
 
 
 # -- refused moves leave the game as it was -----------------------------------------------

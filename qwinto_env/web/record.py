@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..game import IllegalActionError
 from ..parallel import GAMES, QwintoParallelEnv, parallel_env
 
 __all__ = ["FORMAT", "VERSION", "make_record", "replay"]
@@ -74,15 +75,42 @@ def replay(record: Mapping[str, Any]) -> QwintoParallelEnv:
 
     The env's ``game`` then holds the final position: ``replay(record).game.scores() ==
     record["scores"]``. Raises ValueError naming what is wrong with a malformed record,
-    :class:`~qwinto_env.game.IllegalActionError` at the first action that is not legal
-    in the replayed game.
+    :class:`~qwinto_env.game.IllegalActionError` naming the step of the first action
+    that is not legal in the replayed game, and ValueError for a record that does not
+    end as it says: steps after the game is over, ``done`` true with the game still
+    running (a record cut short), or ``scores`` other than the replayed game's (an
+    edited record).
     """
     _check(record)
     env = parallel_env(game=record["game"], num_players=record["num_players"])
     env.reset(seed=record["seed"], options={"start_player": record["start_player"]})
     for step, actions in enumerate(record["actions"]):
-        if len(actions) != len(env.possible_agents):
-            raise ValueError(f"step {step} of the game record has {len(actions)} actions, "
-                             f"expected {len(env.possible_agents)} (one per seat)")
+        _check_step(env, step, actions, len(record["actions"]))
         env.step(dict(zip(env.possible_agents, actions)))
+    _check_end(env, record)
     return env
+
+
+def _check_step(env: QwintoParallelEnv, step: int, actions: list, steps: int) -> None:
+    if env.game.done:
+        raise ValueError(f"the game record goes on after the game is over: the game ends "
+                         f"after {step} steps, the record has {steps}")
+    if len(actions) != len(env.possible_agents):
+        raise ValueError(f"step {step} of the game record has {len(actions)} actions, "
+                         f"expected {len(env.possible_agents)} (one per seat)")
+    for seat, (agent, action) in enumerate(zip(env.possible_agents, actions)):
+        problem = env.game.action_problem(seat, action)
+        if problem is not None:  # the env's own error would offer illegal_action="pass"
+            raise IllegalActionError(agent, action, f"{problem}, at step {step} of the game "
+                                                    f"record")
+
+
+def _check_end(env: QwintoParallelEnv, record: Mapping[str, Any]) -> None:
+    steps = len(record["actions"])
+    if record.get("done") is True and not env.game.done:
+        raise ValueError(f"the game record says the game is over, but its {steps} steps "
+                         f"leave it running (turn {env.game.turn}): the record is cut short")
+    if "scores" in record and record["scores"] != env.game.scores():
+        raise ValueError(f"the game record's scores {record['scores']!r} are not the "
+                         f"replayed game's {env.game.scores()} after its {steps} steps: the "
+                         f"record was changed")
