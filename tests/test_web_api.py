@@ -657,6 +657,26 @@ def test_cli_refuses_what_cannot_serve(capsys, argv, match):
     assert main(argv) == 2 and match in capsys.readouterr().err
 
 
+def test_cli_refuses_a_port_another_server_took_while_loading(capsys, monkeypatch):
+    """Two servers started together on one port: the one still loading its bots holds
+    the port already, so the second says so and exits 2 (no traceback, no address)."""
+    import uvicorn
+
+    from qwinto_env.web.__main__ import _listen, main
+
+    def serve(*args, **kwargs):
+        raise AssertionError("a second server was started on the port")
+    monkeypatch.setattr(uvicorn.Server, "run", serve)
+    first = _listen("127.0.0.1", 0)  # what main holds while create_app loads the bots
+    try:
+        port = first.getsockname()[1]
+        assert main(["--port", str(port), "--bots", "random"]) == 2
+    finally:
+        first.close()
+    out, err = capsys.readouterr()
+    assert f"error: cannot listen on 127.0.0.1:{port}: [Errno" in err and "Qwinto:" not in out
+
+
 def test_cli_starts_on_a_free_port_and_prints_its_address(tmp_path):
     import os
     import subprocess

@@ -56,13 +56,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host``:``port`` (OSError if it cannot be)."""
+    """A socket listening on ``host``:``port`` (OSError if it cannot be).
+
+    It listens at once, before the bots load (seconds): a socket merely bound with
+    SO_REUSEADDR leaves the port to a second server started meanwhile, and this one's
+    uvicorn then failed with a traceback after printing the other's address.
+    """
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
+        sock.listen()
     except OSError:
         sock.close()
         raise
