@@ -312,7 +312,7 @@ BAD_GAMES = [
     ({"bots": ["/tmp/x.pt"]}, 422, "is not offered"),
     ({"bots": ["pretrained:../x"]}, 422, "is not offered"),
     ({"num_players": 4, "bots": ["random", "random"]}, 422, "expected one name .* or 3"),
-    ({"num_players": 1, "bots": ["random"]}, 422, "none \\(solo only\\)"),
+    ({"num_players": 1, "bots": ["random"]}, 422, "none \\(a solo game seats no bot\\)"),
     ({"num_players": 3, "bots": []}, 422, "expected one name"),
     ({"seat": 2}, 422, "seat must be a seat in 0..1"),
     ({"start_player": 3}, 422, "start_player must be a seat in 0..1"),
@@ -493,6 +493,19 @@ def test_the_least_recently_used_finished_game_is_evicted_first():
     assert client.get(f"/api/games/{c['id']}").status_code == 404
     assert client.get(f"/api/games/{a['id']}").status_code == 200
     assert len(app.state.store) == app.state.store.peak == 3
+
+
+@pytest.mark.parametrize("bots,match", [
+    (["pretrained:dice-2p"], "offered: none (no configured bot loads for this player count)"),
+    ([], "this server offers no bot for the dice game with 3 players (its bots: "
+         "pretrained:dice-2p); choose another player count")])
+def test_a_player_count_without_bots_is_refused_naming_it(bots, match):
+    """A server of 2-player networks seats nobody at a 3-player table: the refusal says
+    so, not "solo only" or "expected one name"."""
+    client = TestClient(create_app(bots=["pretrained:dice-2p"]))
+    response = client.post("/api/games", json={"game": "dice", "num_players": 3, "bots": bots})
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"].endswith(match), response.text
 
 
 def test_bad_server_configurations():

@@ -90,20 +90,29 @@ class BotMenu:
 
     def seat_bots(self, game: str, num_players: int, bots: Sequence[str]) -> list[str]:
         """One offered name per other seat from ``bots`` (one name for all, or one per
-        other seat); ValueError naming the first bot not offered, or a wrong count."""
+        other seat); ValueError naming the first bot not offered, a player count no bot
+        is offered for, or a wrong count."""
         count = num_players - 1
         offered = self._offered[game][num_players]
+        where = f"the {SPECS[game].title} with {num_players} players"
         for name in bots:
             if name not in offered:
                 raise ValueError(
-                    f"bot {name[:80]!r} is not offered by this server for the "
-                    f"{SPECS[game].title} with {num_players} players; offered: "
-                    f"{', '.join(offered) or 'none (solo only)'}")
+                    f"bot {name[:80]!r} is not offered by this server for {where}; "
+                    f"offered: {', '.join(offered) or _none(num_players)}")
         if count == 0 and not bots:
             return []
+        if not offered:
+            raise ValueError(f"this server offers no bot for {where} (its bots: "
+                             f"{', '.join(self.names)}); choose another player count")
         if len(bots) == 1:
             return list(bots) * count
         if len(bots) != count:
             raise ValueError(f"bots: expected one name (for every other seat) or {count} "
                              f"(one per other seat), got {len(bots)}")
         return list(bots)
+
+
+def _none(num_players: int) -> str:
+    return "none (a solo game seats no bot)" if num_players == 1 else \
+        "none (no configured bot loads for this player count)"
