@@ -690,6 +690,22 @@ def test_cli_refuses_a_port_another_server_took_while_loading(capsys, monkeypatc
     assert f"error: cannot listen on 127.0.0.1:{port}: [Errno" in err and "Qwinto:" not in out
 
 
+@pytest.mark.parametrize("host,line", [
+    ("0.0.0.0", r"open http://127\.0\.0\.1:(\d+)/ in a browser here; on other computers, "
+                r"http://<this computer's address>:\1/"),
+    ("localhost", r"open http://127\.0\.0\.1:(\d+)/ in a browser")])
+def test_cli_prints_an_address_a_browser_opens(capsys, monkeypatch, host, line):
+    """Served to the network (``--host 0.0.0.0``, for friends), the printed address is
+    one a browser opens here, and says what the others type: not http://0.0.0.0:port/."""
+    import uvicorn
+
+    from qwinto_env.web.__main__ import main
+
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *args, **kwargs: None)
+    assert main(["--host", host, "--port", "0", "--bots", "random"]) == 0
+    assert re.fullmatch(f"Qwinto: {line}\n", capsys.readouterr().out)
+
+
 def test_cli_starts_on_a_free_port_and_prints_its_address(tmp_path):
     import os
     import subprocess

@@ -16,6 +16,7 @@ Command line
 option                      meaning
 ==========================  ==============================================================
 ``--host 127.0.0.1``        address to listen on; the default serves this computer only
+                            (``0.0.0.0``: every network, e.g. for friends; no login)
 ``--port 8000``             port; ``0`` picks a free one (the printed address has it)
 ``--bots NAMES``            comma-separated bots the page may seat (default
                             :data:`~qwinto_env.web.menu.DEFAULT_BOTS`: the scripted bots,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import socket
 import sys
 from typing import Sequence
@@ -75,6 +76,17 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _address(host: str, port: int) -> str:
+    """The line that tells the person where the page is. A wildcard host is no address a
+    browser opens (Windows' refuse 0.0.0.0), nor one to give friends: say what is."""
+    if ipaddress.ip_address(host.split("%")[0]).is_unspecified:
+        local = "127.0.0.1" if "." in host else "[::1]"
+        return (f"Qwinto: open http://{local}:{port}/ in a browser here; on other computers, "
+                f"http://<this computer's address>:{port}/")
+    shown = f"[{host}]" if ":" in host else host
+    return f"Qwinto: open http://{shown}:{port}/ in a browser"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until Ctrl-C; the exit status (2 for bad arguments)."""
     import uvicorn
@@ -92,9 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sock.close()
         say(parser.prog, "error", error)
         return 2
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    print(f"Qwinto: open http://{shown}:{port}/ in a browser", flush=True)
+    print(_address(*sock.getsockname()[:2]), flush=True)
     # Without --access-log, one line a move would fill a pipe nobody reads and stall the
     # server; what a person needs to see (the address, errors) goes out either way.
     uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=args.access_log)
