@@ -743,3 +743,12 @@ def test_the_page_and_its_files_are_served(client):
     scripts = re.findall(r'src="(/static/[^"]+)"', page.text)
     assert scripts and all(client.get(s).status_code == 200 for s in scripts)
     assert client.get("/static/../session.py").status_code == 404
+
+
+def test_head_asks_for_the_page_and_its_files(client):
+    """``curl -I`` (HEAD) on the address the server prints, as on its files: 200 and the
+    headers, no body."""
+    for path in ("/", "/static/app.js"):
+        response = client.head(path)
+        assert response.status_code == 200 and not response.content, (path, response.text)
+        assert response.headers["content-type"].startswith(("text/html", "text/javascript"))

@@ -39,6 +39,7 @@ JSON API
 request                                     answer
 ==========================================  ===============================================
 ``GET /``                                   the page; ``/?game=<id>`` resumes a game
+                                            (``HEAD`` answers its headers)
 ``GET /static/<file>``                      the page's scripts and style
 ``GET /api/options``                        ``games`` (title, player limits), ``bots``
                                             (per game and player count), ``layout`` (the

@@ -157,7 +157,8 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
             return JSONResponse({"detail": _unreadable(error.__cause__)}, status_code=400)
         return await http_exception_handler(request, error)
 
-    @app.get("/", include_in_schema=False)
+    # HEAD too: what `curl -I` and uptime checks send (its files under /static take it)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def page() -> FileResponse:
         if not (STATIC / "index.html").is_file():
             raise HTTPException(404, "the page is not installed (static/index.html is missing)")
