@@ -140,7 +140,7 @@ def test_the_hand_is_the_persons_own(client):
     state, _ = play_out(client, new_game(client, game="cards", bots=["random"], seed=8), rng,
                         moves=5)
     record = finished_record(client, state, rng)
-    game = replay({**record, "actions": record["actions"][:state["step"]]}).game
+    game = replay({**record, "actions": record["actions"][:state["step"]], "done": False}).game
     assert [c["card"] for c in state["hand"]] == [
         f"{c} {v}" for c, v in game.private_info(0)["hand"]]
     assert [s["card"] for s in state["stacks"]] == [f"{c} {v}" for c, v in

@@ -113,7 +113,8 @@ which is ``env.reset(seed=record["seed"], options={"start_player":
 record["start_player"]})`` and ``env.step({agent_i: actions[step][i]})`` for each step. A
 record cut short, run on past the game's end or edited (its ``scores`` are not the
 replay's) is refused with a ValueError that says so, an illegal action with an
-:class:`~qwinto_env.game.IllegalActionError` naming its step.
+:class:`~qwinto_env.game.IllegalActionError` naming its step; the first ``k`` steps
+replay with ``{**record, "actions": record["actions"][:k], "done": False}``.
 
 Safety
 ------

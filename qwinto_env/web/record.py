@@ -76,10 +76,11 @@ def replay(record: Mapping[str, Any]) -> QwintoParallelEnv:
     The env's ``game`` then holds the final position: ``replay(record).game.scores() ==
     record["scores"]``. Raises ValueError naming what is wrong with a malformed record,
     :class:`~qwinto_env.game.IllegalActionError` naming the step of the first action
-    that is not legal in the replayed game, and ValueError for a record that does not
-    end as it says: steps after the game is over, ``done`` true with the game still
-    running (a record cut short), or ``scores`` other than the replayed game's (an
-    edited record).
+    that is not legal in the replayed game, and ValueError for steps after the game is
+    over or, where ``done`` is true, a game left running (a record cut short) or
+    ``scores`` other than the replayed game's (an edited record). A record's first steps
+    replay with ``done`` false: ``{**record, "actions": record["actions"][:k], "done":
+    False}``.
     """
     _check(record)
     env = parallel_env(game=record["game"], num_players=record["num_players"])
@@ -106,8 +107,11 @@ def _check_step(env: QwintoParallelEnv, step: int, actions: list, steps: int) ->
 
 
 def _check_end(env: QwintoParallelEnv, record: Mapping[str, Any]) -> None:
+    """A record that says the game is over must end it, with its ``scores``."""
     steps = len(record["actions"])
-    if record.get("done") is True and not env.game.done:
+    if record.get("done") is not True:
+        return
+    if not env.game.done:
         raise ValueError(f"the game record says the game is over, but its {steps} steps "
                          f"leave it running (turn {env.game.turn}): the record is cut short")
     if "scores" in record and record["scores"] != env.game.scores():
