@@ -524,6 +524,10 @@ def test_bad_server_configurations():
         register_loader(None)
     with pytest.raises(ValueError, match="listed twice"):
         create_app(bots=["random", "random"])
+    for bots in ("expert", None):  # "expert" was e, x, p, e, r, t: "bot 'e' is listed twice"
+        with pytest.raises(ValueError, match=re.escape(f"bots must be a list of bot names, "
+                                                       f"got {bots!r} (one bot: [{bots!r}])")):
+            create_app(bots=bots)
     with pytest.raises(ValueError, match="max_games must be a positive integer"):
         create_app(bots=["random"], max_games=0)
 

@@ -134,7 +134,8 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
     """The server's app, offering the bots named ``bots`` (each loaded once per game and
     player count here; every new game gets a copy) and holding at most ``max_games`` games.
 
-    ValueError naming a bot that loads nowhere, or a bad ``max_games``.
+    ValueError naming a bot that loads nowhere, ``bots`` that is no list of names (a
+    string), or a bad ``max_games``.
     """
     menu, store = BotMenu(bots), GameStore(max_games)
     app = FastAPI(title="Qwinto", docs_url=None, redoc_url=None, openapi_url=None)

@@ -8,7 +8,7 @@ string the page sent unless the server was configured with exactly that string.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..opponents import opponent_loader
 from ..parallel import GAMES
@@ -32,12 +32,16 @@ class BotMenu:
     registrations do not change a running server). Each name is loaded once per game and
     player count, here; a new game gets a deep copy, so a checkpoint file that is later
     rewritten, moved or broken changes no bot of a running server. Raises ValueError
-    naming a bot that is listed twice, is not a non-empty string, loads for no game and
-    player count (with the loader's reason), or cannot be copied.
+    for ``names`` that is a string or no iterable, and naming a bot that is listed
+    twice, is not a non-empty string, loads for no game and player count (with the
+    loader's reason), or cannot be copied.
     """
 
     def __init__(self, names: Sequence[str] = DEFAULT_BOTS,
                  loader: Callable[..., Any] | None = None):
+        if isinstance(names, str) or not isinstance(names, Iterable):  # "expert" is 6 bots
+            raise ValueError(f"bots must be a list of bot names, got {names!r} (one bot: "
+                             f"[{names!r}])")
         names = list(names)
         for name in names:
             if not isinstance(name, str) or not name.strip():
