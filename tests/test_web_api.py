@@ -694,6 +694,23 @@ def test_cli_refuses_a_port_another_server_took_while_loading(capsys, monkeypatc
     assert f"error: cannot listen on 127.0.0.1:{port}: [Errno" in err and "Qwinto:" not in out
 
 
+def test_cli_ctrl_c_while_the_bots_load_is_one_line(capsys, monkeypatch):
+    """Loading the networks takes seconds; Ctrl-C meanwhile ends the command with one
+    line and status 130, not a traceback."""
+    from qwinto_env.web import __main__ as cli
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "create_app", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        try:
+            cli.main(["--port", "0"])
+        except KeyboardInterrupt:  # (pytest would stop the whole run)
+            pytest.fail("Ctrl-C while loading ended in a traceback")
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "python -m qwinto_env.web: error: interrupted\n"
+
+
 @pytest.mark.parametrize("host,line", [
     ("0.0.0.0", r"open http://127\.0\.0\.1:(\d+)/ in a browser here; on other computers, "
                 r"http://<this computer's address>:\1/"),

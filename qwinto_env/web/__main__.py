@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import Sequence
 
-from ..console import say
+from ..console import command_exits, say
 from ..opponents import split_specs
 from .app import DEFAULT_MAX_GAMES, create_app
 from .menu import DEFAULT_BOTS
@@ -98,10 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         say(parser.prog, "error", f"cannot listen on {args.host}:{args.port}: {error}")
         return 2
-    try:
-        app = create_app(bots=args.bots, max_games=args.max_games)
-    except ValueError as error:
+    try:  # loading the networks takes seconds: Ctrl-C meanwhile is no traceback
+        with command_exits(parser.prog):
+            app = create_app(bots=args.bots, max_games=args.max_games)
+    except BaseException as error:  # the port is free again whatever stopped the start
         sock.close()
+        if not isinstance(error, ValueError):
+            raise
         say(parser.prog, "error", error)
         return 2
     print(_address(*sock.getsockname()[:2]), flush=True)
