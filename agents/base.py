@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from qwinto_env.batched.backend import backend_of
+from qwinto_env.opponents import bot_action
 from qwinto_env.spec import SPECS
 from qwinto_env.view import BatchView, CardsView, DiceView, decode, decode_batch, decode_cards
 
@@ -117,9 +118,12 @@ class Agent(abc.ABC):
         """One legal action (an index where ``action_mask`` is 1) for one observation."""
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Legal actions ``(B,)`` for observations ``(B, obs)`` and masks ``(B, A)``."""
+        """Legal actions ``(B,)`` for observations ``(B, obs)`` and masks ``(B, A)``; by
+        default :meth:`act` row by row, each answer checked
+        (:func:`qwinto_env.opponents.bot_action`: BotActionError for no legal integer)."""
         self.check_inputs(observations, masks)
-        return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
+        return np.array([bot_action(self, o, m) for o, m in zip(observations, masks)],
+                        dtype=np.int64)
 
     def check_inputs(self, observations: Any, masks: Any, batch: bool = True) -> None:
         """:class:`InputShapeError` unless ``observations`` and ``masks`` have the shapes

@@ -80,7 +80,7 @@ from qwinto_env.batched.backend import SEED_LIMIT
 from qwinto_env.console import command_exits, warnings_as_lines
 from qwinto_env.fileio import (atomic_write, atomic_write_json, atomic_write_text,
                                output_problem)
-from qwinto_env.opponents import split_specs
+from qwinto_env.opponents import BotActionError, bot_action, split_specs
 from qwinto_env.parallel import GAMES
 
 from .base import Agent
@@ -234,14 +234,12 @@ def _play_games(agents: Sequence[Agent], game_name: str, num_players: int,
                     feats = engine.features()
                 mask[:] = 0
                 mask[legal] = 1
-                actions.append(seat_agent[s].act(feats[index[s]], mask))
+                try:
+                    actions.append(bot_action(seat_agent[s], feats[index[s]], mask))
+                except BotActionError as exc:
+                    raise EvaluationError(f"game {g}, seat {s}: {exc}") from exc
                 decisions += 1
-            try:
-                engine.step(actions)
-            except ValueError as exc:
-                raise EvaluationError(f"game {g}: an agent chose an illegal action "
-                                      f"(seat -> agent: {[repr(a) for a in seat_agent]}): "
-                                      f"{exc}") from exc
+            engine.step(actions)
         scores = engine.scores()
         for e in range(num_players):
             s = seat_of[g, e]
@@ -318,7 +316,10 @@ def _batch_actions(agent: Agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
     """``agent.act_batch`` of the rows, checked as the single engine checks an action:
     :class:`EvaluationError` naming the agent unless it gives one legal integer action
     per row (numpy would truncate floats and broadcast a short answer without a word)."""
-    got = agent.act_batch(obs, masks)
+    try:
+        got = agent.act_batch(obs, masks)
+    except BotActionError as exc:  # a row-by-row agent's answer to act
+        raise EvaluationError(str(exc)) from exc
     actions = np.asarray(got.cpu() if hasattr(got, "cpu") else got)
     problem = None
     if actions.shape != (len(obs),):

@@ -19,12 +19,15 @@ loader: pass them as they are.
 
 from __future__ import annotations
 
+import operator
 import os
 from importlib.metadata import entry_points
 from typing import Any, Callable, Sequence
 
-__all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "register_loader", "opponent_loader",
-           "make_opponents", "make_agent", "split_specs"]
+import numpy as np
+
+__all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "BotActionError", "register_loader",
+           "opponent_loader", "make_opponents", "make_agent", "split_specs", "bot_action"]
 
 #: The entry-point group a package declares its loader in.
 ENTRY_POINT_GROUP = "qwinto_env.opponents"
@@ -35,6 +38,34 @@ _registered: Loader | None = None
 
 class OpponentSpecError(ValueError):
     """An ``opponents`` or ``learner_seat`` argument that cannot make a table."""
+
+
+class BotActionError(ValueError):
+    """A bot's ``act`` answered something that is no legal action of its mask."""
+
+
+def bot_action(bot: Any, observation: Any, action_mask: np.ndarray) -> int:
+    """``bot.act(observation, action_mask)`` as an int. Any integer answers (Python,
+    numpy, a 0-d integer array or tensor); :class:`BotActionError` naming the bot and
+    its answer for anything else (``None``, a float, a bool) or an action outside the
+    mask, before it reaches the game (where a float would be truncated, or the error
+    would blame the seat's player)."""
+    answer = bot.act(observation, action_mask)
+    try:
+        action = None if isinstance(answer, (bool, np.bool_)) else operator.index(answer)
+    except TypeError:
+        action = None
+    mask = np.asarray(action_mask)
+    if action is None:
+        problem = "an action must be an integer"
+    elif not 0 <= action < mask.shape[-1] or not mask[action]:
+        problem = f"not legal (legal: {np.flatnonzero(mask).tolist()})"
+    else:
+        return action
+    name = getattr(bot, "name", None)
+    raise BotActionError(f"bot {type(bot).__name__}" + (f" {name!r}" if isinstance(name, str)
+                                                        else "")
+                         + f" answered act() with {answer!r}: {problem}")
 
 
 def split_specs(text: str) -> list[str]:

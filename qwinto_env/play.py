@@ -90,7 +90,7 @@ import numpy as np
 from . import rules, screen
 from .console import command_exits, tolerant_stdio
 from .game import Game, IllegalActionError
-from .opponents import make_opponents, split_specs
+from .opponents import BotActionError, bot_action, make_opponents, split_specs
 from .parallel import GAMES
 from .spec import cards, dice
 from .spec.base import PASS
@@ -189,13 +189,14 @@ def table_seeds(seed: int | None, num_players: int) -> list[int]:
 
 
 def seat_action(game: Game, seat: int, bot: Any) -> int:
-    """``seat``'s action now: its only legal one, or ``bot.act(observation, mask)``."""
+    """``seat``'s action now: its only legal one, or ``bot.act(observation, mask)``
+    (:func:`~qwinto_env.opponents.bot_action`: a bad answer raises BotActionError)."""
     legal = game.legal_actions(seat)
     if len(legal) == 1:
         return legal[0]
     mask = np.zeros(game.num_actions, dtype=np.int8)
     mask[legal] = 1
-    return int(bot.act(game.features()[game.observation_index(seat)], mask))
+    return bot_action(bot, game.features()[game.observation_index(seat)], mask)
 
 
 def play_step(game: Game, actions: Sequence[int], compact: bool = False
@@ -350,8 +351,8 @@ class TerminalGame:
         except KeyboardInterrupt:  # at the prompt or while a bot thinks
             self._out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
             return 130
-        except IllegalActionError as error:  # a faulty bot; the engine refused its move
-            self._out(f"error: a bot chose an illegal move ({error}); game stopped")
+        except BotActionError as error:  # a faulty bot
+            self._out(f"error: {error}; game stopped")
             return 1
         self._out("")
         for line in screen.sheets(self.game, self._labels()) + [""] + self.final_table():

@@ -132,7 +132,7 @@ import numpy as np
 
 from .game import IllegalActionError, check_seed
 from .image import draw
-from .opponents import OpponentSpecError, make_opponents
+from .opponents import OpponentSpecError, bot_action, make_opponents
 from .parallel import (RENDER_FPS, QwintoParallelEnv, check_options, engine_options,
                        keyword_names)
 
@@ -280,8 +280,8 @@ class QwintoSingleEnv(gym.Env):
             if len(legal) == 1:
                 actions[agent] = legal[0]
                 continue
-            action = int(self.opponent_at(seat).act(obs[agent]["observation"],
-                                                    obs[agent]["action_mask"]))
+            action = bot_action(self.opponent_at(seat), obs[agent]["observation"],
+                                obs[agent]["action_mask"])
             actions[agent] = action
             acted.append({"seat": seat, "phase": phase,
                           "action": game.spec.public_action(action)})

@@ -19,7 +19,7 @@ import numpy as np
 
 from .fileio import check_output
 from .image import check_fps, draw, save_gif
-from .opponents import make_agent
+from .opponents import bot_action, make_agent
 from .parallel import parallel_env
 
 __all__ = ["record_gif", "play_frames"]
@@ -60,7 +60,7 @@ def play_frames(game: str = "dice", num_players: int = 2, agents: Sequence[Any] 
             if agents is None or len(legal) == 1:
                 actions[agent] = int(rng.choice(legal))
             else:
-                actions[agent] = int(agents[seat].act(obs["observation"], obs["action_mask"]))
+                actions[agent] = bot_action(agents[seat], obs["observation"], obs["action_mask"])
         observations, *_ = env.step(actions)
         frames.append(draw(env.game, viewer, names))
     return frames

@@ -379,9 +379,9 @@ def test_an_illegal_action_of_the_users_agent_is_its_fault_not_the_command_lines
     assert cli.main(["rate", "--task", "dice-2p-v0", "--agent",
                      "tests.test_benchmark:FirstIllegal", "--games", "4"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("python -m agents.benchmark: error: agent "
-                          "'tests.test_benchmark:FirstIllegal': act_batch returned the illegal "
-                          "action 0 (legal: [")
+    assert err.startswith("python -m agents.benchmark: error: bot FirstIllegal "
+                          "'tests.test_benchmark:FirstIllegal' answered act() with 0: not "
+                          "legal (legal: [")
     assert "usage" not in err and len(err.splitlines()) == 1
 
 

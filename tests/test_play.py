@@ -129,7 +129,7 @@ def test_a_bot_that_breaks_the_rules_stops_the_game_cleanly():
     session = TerminalGame("dice", [Cheater()], seed=0, input_fn=script.input,
                            print_fn=script.print)
     assert session.play() == 1
-    assert "error: a bot chose an illegal move" in script.text
+    assert "error: bot Cheater 'cheater' answered act() with 9: not legal" in script.text
 
 
 def test_ctrl_c_while_a_bot_thinks():

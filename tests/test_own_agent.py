@@ -1,0 +1,81 @@
+"""A user's own Agent subclass with only ``act`` (as docs/agents.md describes it), played
+where agents are taken: the evaluator on both engines, ``Qwinto-v0``'s opponents.
+
+Its answer is checked where it is asked (:func:`qwinto_env.opponents.bot_action`): any
+integer plays; anything else, or an action its mask forbids, is an error naming the bot
+and its answer."""
+
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import qwinto_env  # noqa: F401 - registers Qwinto-v0
+from agents.base import Agent
+from agents.evaluate import EvaluationError, play
+from qwinto_env.opponents import BotActionError
+
+INTEGERS = {"int": int, "numpy int": np.int64, "0-d array": np.array,
+            "integer tensor": torch.tensor}
+BAD = {"None": (lambda a: None, "None: an action must be an integer"),
+       "float": (lambda a: float(a) + 0.7, ".7: an action must be an integer"),
+       "bool": (lambda a: True, "True: an action must be an integer"),
+       "float tensor": (lambda a: torch.tensor(a + 0.5), "an action must be an integer"),
+       "out of range": (lambda a: 999, "999: not legal (legal: ["),
+       "masked out": ("first forbidden", "not legal (legal: [")}
+
+
+class Last(Agent):
+    """Plays its mask's last legal action, in the form ``answer`` gives it."""
+
+    name = "mine"
+
+    def __init__(self, answer=int, game="dice", num_players=2):
+        super().__init__(game, num_players)
+        self.answer = answer
+
+    def act(self, observation, action_mask):
+        if self.answer == "first forbidden":
+            return int(np.flatnonzero(np.asarray(action_mask) == 0)[0])
+        return self.answer(int(np.flatnonzero(action_mask)[-1]))
+
+
+@pytest.mark.parametrize("engine", ["single", "batched"])
+@pytest.mark.parametrize("kind", INTEGERS)
+def test_any_integer_answer_plays_on_both_engines(kind, engine):
+    res = play([Last(INTEGERS[kind]), "random"], games=1, seed=0, engine=engine,
+               progress=False)
+    assert res.games == 1
+
+
+@pytest.mark.parametrize("engine", ["single", "batched"])
+@pytest.mark.parametrize("kind", BAD)
+def test_a_bad_answer_names_the_bot_and_the_answer_on_both_engines(kind, engine):
+    """The batched engine truncated a float and took True for action 1, the single one
+    refused a tensor; None ended in int()'s TypeError on the batched engine."""
+    answer, message = BAD[kind]
+    with pytest.raises(EvaluationError, match=re.escape("bot Last 'mine' answered act() "
+                                                        "with ") + ".*" + re.escape(message)):
+        play([Last(answer), "random"], games=1, seed=0, engine=engine, progress=False)
+
+
+@pytest.mark.parametrize("kind", BAD)
+def test_a_bad_answer_of_an_opponent_of_the_single_agent_env_names_it(kind):
+    """Qwinto-v0 truncated a float, and blamed an illegal action on the opponent's seat
+    with a hint to make the learner's env forgiving."""
+    answer, message = BAD[kind]
+    env = gym.make("Qwinto-v0", opponents=Last(answer))
+    with pytest.raises(BotActionError, match=re.escape(message)):
+        obs, _ = env.reset(seed=0)
+        for _ in range(50):
+            obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def test_an_integer_tensor_opponent_plays_in_the_single_agent_env():
+    env = gym.make("Qwinto-v0", opponents=Last(torch.tensor))
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
