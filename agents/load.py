@@ -7,7 +7,7 @@ spec                        agent
 ``"greedy"``                :class:`agents.scripted.GreedyAgent` (both games)
 ``"expert"``                :class:`agents.expert.ExpertAgent` (both games)
 a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
-                            (format in :mod:`agents.policy`)
+                            (format in :mod:`agents.policy`; ``~`` expanded)
 ``"pretrained:<name>"``     the same, for a shipped checkpoint (:func:`pretrained_names`)
 ``"lookahead:<checkpoint>"``  :class:`agents.lookahead.LookaheadAgent`: a dice
                             checkpoint (a path or ``pretrained:<name>``) played by
@@ -225,7 +225,7 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
         if name not in pretrained_names():
             raise AgentSpecError(f"no pretrained bot {name!r}; shipped: {pretrained_names()}")
         spec = PRETRAINED_DIR / f"{name}.pt"
-    path = os.fspath(spec)
+    path = os.path.expanduser(os.fspath(spec))  # the shell leaves "x,~/run.pt" alone
     looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
     if not looks_like_path and (path in BUILTIN_AGENTS or has_spec_prefix(path)):
         raise AgentSpecError(f"{path!r} names an agent, not a checkpoint: give a checkpoint "

@@ -208,13 +208,22 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
-            _check(path, "is a directory, not a checkpoint file" if stat.S_ISDIR(mode)
+            _check(path, _directory_problem(path) if stat.S_ISDIR(mode)
                    else "is not a regular file")
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: "
                               f"{exc.strerror or exc}") from exc
+
+
+def _directory_problem(path: str | os.PathLike) -> str:
+    """Why a directory is no checkpoint, naming the checkpoints in it (a training run's
+    folder holds its policy as a file)."""
+    inside = sorted(os.path.join(path, name) for name in os.listdir(path)
+                    if name.endswith(".pt"))
+    return "is a directory, not a checkpoint file" + (
+        f"; checkpoints in it: {', '.join(map(repr, inside))}" if inside else "")
 
 
 def archive_problem(raw: bytes) -> str | None:

@@ -1,5 +1,7 @@
 """agents.load: names, checkpoints (round trip) and every kind of bad spec."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -140,3 +142,28 @@ def test_every_shipped_bot_plays_legal_moves_with_its_shipped_config(name):
         actions = {a: agent.act(obs[a]["observation"], obs[a]["action_mask"]) for a in env.agents}
         assert all(obs[a]["action_mask"][act] == 1 for a, act in actions.items())
         obs, *_ = env.step(actions)
+
+
+def test_a_checkpoint_under_the_home_folder_after_a_comma(tmp_path, monkeypatch, capsys):
+    """The shell expands ``~`` at the start of a word only: ``--agents expert,~/run.pt``
+    reached ``load`` as ``~/run.pt``, which did not exist."""
+    from agents.evaluate import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    small_checkpoint(tmp_path / "run.pt")
+    assert load("~/run.pt").name == "run.pt"
+    main(["--agents", "random,~/run.pt", "--games", "2", "--quiet"])
+    assert "run.pt" in capsys.readouterr().out
+
+
+def test_a_run_folder_names_the_checkpoints_in_it(tmp_path):
+    """A training run's folder was refused as a directory, saying nothing of its final.pt."""
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    small_checkpoint(run / "final.pt")
+    with pytest.raises(CheckpointError, match=re.escape(
+            f"is a directory, not a checkpoint file; checkpoints in it: "
+            f"'{run / 'final.pt'}'")):
+        load(str(run))
+    with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file$"):
+        load(str(run / "checkpoints"))
