@@ -7,7 +7,8 @@ Command line::
         [--plot scores.png]
 
 ``--agents`` takes one spec per seat (anything :func:`agents.load` accepts: ``random``,
-``greedy``, ``expert``, a checkpoint path), or a single spec for self-play in every seat.
+``greedy``, ``expert``, a checkpoint path, ``module:Class``), or a single spec for
+self-play in every seat.
 Each spec is an *entrant*; duplicates are numbered (``expert``, ``expert#2``).
 
 With ``--round-robin`` (:func:`round_robin`), ``--agents`` lists at least ``--players``
@@ -454,7 +455,8 @@ def _check_entries(entries: list[Any], game: str, num_players: int,
                                   f"path) nor an Agent", "agents")
     if workers > 1 and not all(isinstance(a, str) for a in entries):
         raise EvaluationError("above 1 needs agent specs (strings), not Agent objects "
-                              "(each worker process loads its own agents)", "workers")
+                              "(each worker process loads its own agents; your own class "
+                              "is the spec 'module:Class')", "workers")
     return entries
 
 

@@ -17,6 +17,10 @@ a path to a ``.pt`` file    :class:`agents.policy.PolicyAgent` from a checkpoint
                             batched engine; settings as keyword arguments or in the
                             spec: ``"search[person]:pretrained:cards-2p"``,
                             ``"search[samples=32,turns=0]:<checkpoint>"``
+``"module:Class"``          your own :class:`agents.base.Agent` subclass, built as
+                            ``Class(game=..., num_players=..., **kwargs)`` (named
+                            ``module:Class`` unless the class names itself); the
+                            working folder is searched for ``module`` too
 ==========================  ===================================================
 
 ``game`` and ``num_players`` say what the agent will play; a checkpoint must match
@@ -25,7 +29,8 @@ them. Extra keyword arguments go to the agent's constructor (e.g.
 ``network``, which a checkpoint's agent takes from its file.
 
 Errors (all ``ValueError`` subclasses, the message names the spec and the problem):
-:class:`AgentSpecError` for an unknown name or an agent that does not play the game,
+:class:`AgentSpecError` for an unknown name or an agent that does not play the game
+(or a ``module:Class`` that does not import, is no Agent, or fails to build),
 :class:`CheckpointNotFoundError` for a missing file,
 :class:`agents.policy.CheckpointError` for any other file that is not exactly a
 checkpoint as it was saved (unreadable, a directory, corrupt, malformed; see
@@ -35,8 +40,11 @@ count.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
+import re
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -122,6 +130,8 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
         return _construct(factory(), spec, game=game, num_players=num_players, **kwargs)
     if not isinstance(spec, (str, os.PathLike)):
         raise AgentSpecError(f"agent spec must be a name or a path, got {spec!r}")
+    if isinstance(spec, str) and is_class_spec(spec):
+        return _user_agent(spec, game, num_players, kwargs)
     if "network" in kwargs:  # Python's TypeError would blame the constructor's call
         raise AgentSpecError(f"agent {os.fspath(spec)!r} takes its network from the "
                              f"checkpoint, not as a setting")
@@ -134,6 +144,39 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
                        num_players=num_players, **kwargs)
     is_pretrained = isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX)
     agent.name = spec if is_pretrained else os.path.basename(os.fspath(spec))
+    return agent
+
+
+def is_class_spec(spec: str) -> bool:
+    """Whether ``spec`` names a user's class, ``module:Class`` (not a spec prefix of
+    :func:`load`'s, nor an existing file)."""
+    return re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", spec) is not None \
+        and not has_spec_prefix(spec) and not os.path.exists(spec)
+
+
+def _user_agent(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> Agent:
+    """The :class:`Agent` subclass ``module:Class`` built for the game (AgentSpecError
+    naming the spec when it does not import, is no Agent or fails to build)."""
+    module, _, name = spec.partition(":")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        # a console script's path lacks the working folder, which `python -m` puts
+        # first: the user's module sits there either way (as uvicorn's app:module)
+        sys.path.insert(0, os.getcwd())
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise AgentSpecError(f"agent {spec!r}: cannot import {name} from {module}: {exc}")
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise AgentSpecError(f"agent {spec!r}: {module}.{name} is not a subclass of "
+                             f"agents.base.Agent")
+    _check_keywords(cls, spec, kwargs)
+    try:
+        agent = cls(game=game, num_players=num_players, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - a user's class: any failure is its own
+        raise AgentSpecError(f"agent {spec!r}: {name}(game={game!r}, num_players="
+                             f"{num_players}) failed: {type(exc).__name__}: {exc}") from exc
+    if agent.name == Agent.name:
+        agent.name = spec
     return agent
 
 
@@ -233,8 +276,8 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
     if not looks_like_path:
         raise AgentSpecError(f"unknown agent spec {path!r}: expected one of "
                              f"{sorted(BUILTIN_AGENTS)}, {PRETRAINED_PREFIX}<name>, "
-                             f"{LOOKAHEAD_PREFIX}<checkpoint>, {SEARCH_PREFIX}<checkpoint> or "
-                             f"a path to a checkpoint file")
+                             f"{LOOKAHEAD_PREFIX}<checkpoint>, {SEARCH_PREFIX}<checkpoint>, "
+                             f"module:Class or a path to a checkpoint file")
     if not os.path.exists(path):
         raise CheckpointNotFoundError(f"checkpoint file {path!r} does not exist")
     from .policy import CheckpointError, load_checkpoint

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents import load
 from agents.base import Agent
 from agents.benchmark import __main__ as cli
 from agents.benchmark import extras, protocol, report, runner
@@ -241,8 +242,10 @@ def test_table_adds_the_shipped_baselines_the_users_root_lacks(tmp_path, monkeyp
     (["rate", "--task", "dice-solo-v0", "--agent", "no_such_module:Bot"], "cannot import"),
     (["rate", "--task", "dice-solo-v0", "--agent", "sarsa"], "unknown agent spec"),
     (["rate", "--task", "dice-solo-v0", "--agent", "agents.base:Agent"],
-     "--agent 'agents.base:Agent': Agent(game='dice', num_players=1) failed: TypeError"),
-    (["rate", "--task", "dice-solo-v0", "--agent", "os:getcwd"], "getcwd(game='dice'"),
+     "argument --agent: agent 'agents.base:Agent': Agent(game='dice', num_players=1) failed: "
+     "TypeError"),
+    (["rate", "--task", "dice-solo-v0", "--agent", "os:getcwd"],
+     "agent 'os:getcwd': os.getcwd is not a subclass of agents.base.Agent"),
     (["rate", "--task", "dice-solo-v0", "--agent", "greedy", "--json", "/no/such/x.json"],
      "argument --json: '/no/such/x.json' is in '/no/such', which is not an existing"),
     (["table", "--root", "/no/such", "--doc", "/no/such/bench.md"],
@@ -404,7 +407,7 @@ def test_the_console_script_finds_the_users_module_in_the_working_folder(tmp_pat
                                   "search:pretrained:dice-2p-v2",
                                   "search[person,samples=8]:pretrained:dice-2p-v2"])
 def test_rate_takes_every_agents_load_spec_with_a_colon(spec):
-    agent = cli.load_agent(spec, "dice", 2)
+    agent = load(spec, "dice", 2)
     assert agent.name == spec
 
 

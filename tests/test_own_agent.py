@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import qwinto_env  # noqa: F401 - registers Qwinto-v0
+from agents import AgentSpecError, load
 from agents.base import Agent
 from agents.evaluate import EvaluationError, play
 from qwinto_env.opponents import BotActionError
@@ -79,3 +80,48 @@ def test_an_integer_tensor_opponent_plays_in_the_single_agent_env():
     done = False
     while not done:
         obs, _, done, _, _ = env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+
+
+class Stateful(Agent):
+    """Counts its decisions from ``reset`` on, which each game (and each worker process)
+    calls before its first ``act`` (a user's module:Class bot)."""
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.decisions = 0
+
+    def act(self, observation, action_mask):
+        self.decisions += 1
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
+def test_module_class_is_a_spec_wherever_specs_are_taken(capsys):
+    """``--agents module:Class`` was an unknown spec to the evaluator (rate took it):
+    a spec also lets ``--workers 2`` load the user's bot in each process."""
+    from agents.evaluate import main
+
+    spec = "tests.test_own_agent:Stateful"
+    agent = load(spec)
+    assert (type(agent).__name__, agent.name) == ("Stateful", spec)
+    res = main(["--agents", f"random,{spec}", "--games", "4", "--workers", "2", "--quiet"])
+    assert res.entrants == ["random", spec] and res.games == 4
+    assert spec in capsys.readouterr().out
+    env = gym.make("Qwinto-v0", opponents=spec)
+    env.reset(seed=0)
+    assert env.unwrapped.opponents[0].name == spec
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("tests.test_own_agent:Nothing", "cannot import Nothing from tests.test_own_agent"),
+    ("no_such_module:Bot", "cannot import Bot from no_such_module"),
+    ("os:getcwd", "os.getcwd is not a subclass of agents.base.Agent"),
+    ("agents.base:Agent", "Agent(game='dice', num_players=2) failed: TypeError"),
+])
+def test_a_bad_module_class_spec_is_named(spec, message):
+    with pytest.raises(AgentSpecError, match=re.escape(f"agent {spec!r}: {message}")):
+        load(spec)
+
+
+def test_a_module_class_takes_no_setting_its_class_does_not():
+    with pytest.raises(AgentSpecError, match="takes no setting \\['tau'\\]"):
+        load("tests.test_own_agent:Stateful", tau=1)

@@ -13,9 +13,8 @@ rate an agent.
 ``run`` skips the cells already done (their ``result.json``), so an interrupted suite
 continues where it stopped. ``table`` adds the shipped baselines' cells
 (``--baselines``, ``docs/benchmark/results.json``) that ``--root`` lacks. ``--agent``
-takes what :func:`agents.load` takes, or ``module:Class`` for your own
-:class:`agents.base.Agent` subclass (built as ``Class(game=..., num_players=...)``; named
-``module:Class`` unless the class names itself).
+takes what :func:`agents.load` takes: a name, a checkpoint, or ``module:Class`` for your
+own :class:`agents.base.Agent` subclass.
 
 Exit status: 0 done; 1 the command ran and failed (``table`` found no finished cells, an
 agent broke the rules during play: the message names it, its illegal action and the
@@ -26,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
-import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -39,8 +36,8 @@ from tqdm import tqdm
 from qwinto_env.console import command_exits, say
 from qwinto_env.fileio import output_problem
 
-from ..base import Agent
 from ..evaluate import MAX_GAMES, EvaluationError
+from ..load import load
 from ..trainers.config import MAX_PROCESSES, MAX_STEPS, MAX_THREADS
 from .algorithms import ALGORITHMS, check_steps, require_algorithm
 from .extras import MissingExtra
@@ -127,33 +124,6 @@ def parser() -> argparse.ArgumentParser:
                            "only the task's count is its score)")
     rate.add_argument("--json", help="also write the metrics here")
     return p
-
-
-def load_agent(spec: str, game: str, num_players: int) -> Any:
-    """``module:Class`` built with the game and player count (named ``spec`` if its class
-    keeps :class:`Agent`'s default name, so that messages say which agent), else
-    :func:`agents.load`."""
-    from ..load import has_spec_prefix, load
-
-    module, _, name = spec.partition(":")
-    if name and not has_spec_prefix(spec) and not Path(spec).exists():
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            # a console script's path lacks the working folder, which `python -m` puts
-            # first: the user's module sits there either way (as uvicorn's app:module)
-            sys.path.insert(0, os.getcwd())
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"--agent {spec!r}: cannot import {name} from {module}: {exc}")
-        try:
-            agent = cls(game=game, num_players=num_players)
-        except Exception as exc:  # noqa: BLE001 - a user's class: any failure is its own
-            raise ValueError(f"--agent {spec!r}: {name}(game={game!r}, num_players="
-                             f"{num_players}) failed: {type(exc).__name__}: {exc}") from exc
-        if getattr(type(agent), "name", None) == Agent.name:
-            agent.name = spec
-        return agent
-    return load(spec, game=game, num_players=num_players)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -261,7 +231,10 @@ def rate(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     if args.json is not None and (problem := output_problem(args.json)):
         raise ValueError(f"argument --json: {args.json!r} {problem}")
-    agent = load_agent(args.agent, task.game, task.num_players)
+    try:
+        agent = load(args.agent, game=task.game, num_players=task.num_players)
+    except ValueError as exc:
+        raise ValueError(f"argument --agent: {exc}") from None
     metrics = evaluate(agent, task, games=args.games)
     for key, value in metrics.items():
         print(f"{key:>28}  {value:,.3f}" if isinstance(value, float) else f"{key:>28}  {value}")
