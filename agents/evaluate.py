@@ -30,7 +30,12 @@ Fairness and reproducibility
   a strong player, or reaches a fourth misthrow first, is not always the same).
 * **Seeds**: one ``numpy`` generator seeded with ``--seed`` draws, up front, a game seed
   and one seed per entrant for every game; each game reseeds the engine and every
-  agent from them. The results are therefore identical for any ``--workers``.
+  agent from them (``agent.reset(seed=...)``, entrants in order, before the game's
+  first decision; the batched engine resets each agent once per batch, with its first
+  game's seed). The results are therefore identical for any ``--workers``. An agent
+  that keeps state between calls of one game plays on the single engine (``auto`` picks
+  it for an agent without ``supports_batch``) and, for self-play, is given as a spec or
+  as one object per seat: one object given once sits in every seat.
 
 The table
 ---------

@@ -125,3 +125,20 @@ def test_a_bad_module_class_spec_is_named(spec, message):
 def test_a_module_class_takes_no_setting_its_class_does_not():
     with pytest.raises(AgentSpecError, match="takes no setting \\['tau'\\]"):
         load("tests.test_own_agent:Stateful", tau=1)
+
+
+class Counting(Stateful):
+    resets = 0
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        Counting.resets += 1
+
+
+@pytest.mark.parametrize("engine, resets", [("single", 3), ("batched", 1)])
+def test_reset_comes_before_each_game_on_the_single_engine_each_batch_on_the_batched(
+        engine, resets):
+    """What the evaluator's docstring and docs/agents.md say of a stateful agent."""
+    Counting.resets = 0
+    play([Counting(), "random"], games=3, seed=0, engine=engine, progress=False)
+    assert Counting.resets == resets
