@@ -40,6 +40,7 @@ count.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import os
@@ -165,7 +166,8 @@ def _user_agent(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) 
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise AgentSpecError(f"agent {spec!r}: cannot import {name} from {module}: {exc}")
+        raise AgentSpecError(f"agent {spec!r}{_did_you_mean(spec, _named())}: cannot "
+                             f"import {name} from {module}: {exc}")
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
         raise AgentSpecError(f"agent {spec!r}: {module}.{name} is not a subclass of "
                              f"agents.base.Agent")
@@ -178,6 +180,19 @@ def _user_agent(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) 
     if agent.name == Agent.name:
         agent.name = spec
     return agent
+
+
+def _named() -> list[str]:
+    """The agents a name picks: the built-in ones and ``pretrained:<name>``."""
+    return [*BUILTIN_AGENTS, *(PRETRAINED_PREFIX + name for name in pretrained_names())]
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (case and spaces
+    aside), or ``""``."""
+    folded = {choice.lower(): choice for choice in choices}
+    close = difflib.get_close_matches(word.strip().lower(), list(folded), n=1)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
 
 
 def _construct(build: Callable[..., Agent], spec: Any, **kwargs: Any) -> Agent:
@@ -266,7 +281,9 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
     if isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX):
         name = spec[len(PRETRAINED_PREFIX):]
         if name not in pretrained_names():
-            raise AgentSpecError(f"no pretrained bot {name!r}; shipped: {pretrained_names()}")
+            raise AgentSpecError(f"no pretrained bot {name!r}"
+                                 f"{_did_you_mean(name, pretrained_names())}; shipped: "
+                                 f"{pretrained_names()}")
         spec = PRETRAINED_DIR / f"{name}.pt"
     path = os.path.expanduser(os.fspath(spec))  # the shell leaves "x,~/run.pt" alone
     looks_like_path = os.sep in path or path.endswith((".pt", ".pth")) or os.path.exists(path)
@@ -274,7 +291,8 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
         raise AgentSpecError(f"{path!r} names an agent, not a checkpoint: give a checkpoint "
                              f"path or {PRETRAINED_PREFIX}<name> ({pretrained_names()})")
     if not looks_like_path:
-        raise AgentSpecError(f"unknown agent spec {path!r}: expected one of "
+        raise AgentSpecError(f"unknown agent spec {path!r}{_did_you_mean(path, _named())}: "
+                             f"expected one of "
                              f"{sorted(BUILTIN_AGENTS)}, {PRETRAINED_PREFIX}<name>, "
                              f"{LOOKAHEAD_PREFIX}<checkpoint>, {SEARCH_PREFIX}<checkpoint>, "
                              f"module:Class or a path to a checkpoint file")

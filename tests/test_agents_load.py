@@ -167,3 +167,14 @@ def test_a_run_folder_names_the_checkpoints_in_it(tmp_path):
         load(str(run))
     with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file$"):
         load(str(run / "checkpoints"))
+
+
+@pytest.mark.parametrize("spec, close", [
+    ("Random", "random"), (" expert", "expert"), ("expret", "expert"),
+    ("pretrained:dice2p", "dice-2p"), ("pretrained:Cards-2P", "cards-2p"),
+    ("pretraind:dice-2p", "pretrained:dice-2p"), ("pretrainned:dice", "pretrained:dice-2p"),
+])
+def test_a_misspelt_name_gets_a_suggestion(spec, close):
+    """The errors listed every choice but not the one meant."""
+    with pytest.raises(AgentSpecError, match=re.escape(f"(did you mean {close!r}?)")):
+        load(spec)
