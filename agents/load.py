@@ -278,6 +278,7 @@ def _planner(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> 
 def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tuple[Any, dict]:
     """The network and checkpoint dict of a path or ``pretrained:<name>`` spec, checked
     against the game and player count (what ``load`` plays; trainers start from it too)."""
+    given = spec
     if isinstance(spec, str) and spec.startswith(PRETRAINED_PREFIX):
         name = spec[len(PRETRAINED_PREFIX):]
         if name not in pretrained_names():
@@ -302,7 +303,8 @@ def read_checkpoint(spec: str | os.PathLike, game: str, num_players: int) -> tup
 
     network, data = load_checkpoint(path)
     if data["game"] != game or int(data["num_players"]) != num_players:
-        raise CheckpointError(f"checkpoint {path!r} is for the {data['game']} game with "
+        named = given if given is not spec else path  # pretrained:<name> as the user wrote it
+        raise CheckpointError(f"checkpoint {named!r} is for the {data['game']} game with "
                               f"{data['num_players']} players, not the {game} game with "
                               f"{num_players} players")
     return network, data

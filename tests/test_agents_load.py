@@ -178,3 +178,11 @@ def test_a_misspelt_name_gets_a_suggestion(spec, close):
     """The errors listed every choice but not the one meant."""
     with pytest.raises(AgentSpecError, match=re.escape(f"(did you mean {close!r}?)")):
         load(spec)
+
+
+def test_a_pretrained_bot_of_another_game_is_named_as_given():
+    """The error named the shipped file's path inside the installed package."""
+    with pytest.raises(CheckpointError, match=re.escape(
+            "checkpoint 'pretrained:dice-2p' is for the dice game with 2 players, not the "
+            "cards game with 2 players")):
+        load("search:pretrained:dice-2p", game="cards")
