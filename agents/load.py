@@ -47,6 +47,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 from qwinto_env.spec import SPECS
@@ -155,16 +156,22 @@ def is_class_spec(spec: str) -> bool:
         and not has_spec_prefix(spec) and not os.path.exists(spec)
 
 
-def _user_agent(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> Agent:
-    """The :class:`Agent` subclass ``module:Class`` built for the game (AgentSpecError
-    naming the spec when it does not import, is no Agent or fails to build)."""
-    module, _, name = spec.partition(":")
+def import_own(module: str) -> ModuleType:
+    """Import a user's ``module`` (a bot class, a benchmark algorithm) as the command
+    lines find it: from the working folder too."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         # a console script's path lacks the working folder, which `python -m` puts
         # first: the user's module sits there either way (as uvicorn's app:module)
         sys.path.insert(0, os.getcwd())
+    return importlib.import_module(module)
+
+
+def _user_agent(spec: str, game: str, num_players: int, kwargs: dict[str, Any]) -> Agent:
+    """The :class:`Agent` subclass ``module:Class`` built for the game (AgentSpecError
+    naming the spec when it does not import, is no Agent or fails to build)."""
+    module, _, name = spec.partition(":")
     try:
-        cls = getattr(importlib.import_module(module), name)
+        cls = getattr(import_own(module), name)
     except (ImportError, AttributeError) as exc:
         raise AgentSpecError(f"agent {spec!r}{_did_you_mean(spec, _named())}: cannot "
                              f"import {name} from {module}: {exc}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -226,7 +227,8 @@ def test_table_adds_the_shipped_baselines_the_users_root_lacks(tmp_path, monkeyp
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "--task", "dice-9p-v0", "--algo", "ppo", "--seed", "0"], "unknown task dice-9p-v0"),
-    (["run", "--task", "all", "--algo", "sarsa", "--seed", "0"], "unknown algorithm sarsa"),
+    (["run", "--task", "all", "--algo", "sarsa", "--seed", "0"],
+     "unknown algorithm 'sarsa'; known: ppo, maskable-ppo"),
     (["run", "--task", "all", "--algo", "ppo", "--seed", "x"], "seeds are integers"),
     (["run", "--task", "all", "--algo", "ppo", "--seed", "0", "--steps", "0"], "positive"),
     *[(["rate", "--task", "dice-solo-v0", "--agent", "greedy", "--games", games],
@@ -447,6 +449,86 @@ def test_a_damaged_results_file_names_the_cell(tmp_path):
     path.write_text(json.dumps([{**_fake("dice-solo-v0", "x", 0, 7.0), "seed": "0"}]))
     with pytest.raises(ValueError, match="cell 0: not a cell's result .seed of another type"):
         runner.read_results_file(path)
+
+
+USER_ALGORITHM = '''"""A user's algorithm: it learns nothing, it plays the first legal action."""
+import numpy as np
+from agents.base import Agent
+
+FAMILY, MASKS, LIBRARY = "none", "first legal action", "mine"
+
+
+class First(Agent):
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def train(task, seed, steps, workdir, progress):
+    agent = First(task.game, task.num_players)
+    progress.update(steps, lambda: agent)
+    return agent
+'''
+
+
+@pytest.fixture
+def users_folder(tmp_path, monkeypatch):
+    """The working folder of a user whose modules sit beside them (not installed)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd())])
+    yield tmp_path
+    for name in [n for n in sys.modules if n.startswith("users_")]:
+        del sys.modules[name]
+
+
+def test_a_users_own_algorithm_runs_from_its_module_without_an_edit_of_the_package(
+        users_folder, capsys):
+    """--algo took only the names of ALGORITHMS: a user of the installed package had to
+    edit it to benchmark their own algorithm."""
+    (users_folder / "users_algo.py").write_text(USER_ALGORITHM)
+    assert cli.main(["run", "--task", "dice-solo-v0", "--algo", "users_algo", "--seed", "0",
+                     "--steps", "100", "--root", "runs", "--no-progress"]) == 0
+    assert "dice-solo-v0 users_algo seed 0: mean score" in capsys.readouterr().out
+    (result,) = runner.read_results("runs", "custom")
+    assert (result["algorithm"], result["family"], result["library"]) == (
+        "users_algo", "none", "mine")
+    assert "--algo users_algo --seed 0 --steps 100" in result["command"]
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "unknown algorithm 'users_none'; known: ppo, maskable-ppo"),
+    ("FAMILY = 'x'\n", "algorithm 'users_x': module users_x lacks MASKS, LIBRARY, train"),
+    (USER_ALGORITHM.replace("def train(", "train = 3\ndef _("),
+     "algorithm 'users_x': module users_x lacks a callable train"),
+    ("import no_such_library\n", "algorithm 'users_x': importing module users_x failed: "
+                                  "ModuleNotFoundError: No module named 'no_such_library'"),
+    ("1 / 0\n", "algorithm 'users_x': importing module users_x failed: ZeroDivisionError")])
+def test_a_users_module_that_is_no_algorithm_is_refused_naming_it(users_folder, text, message,
+                                                                   capsys):
+    if text is not None:
+        (users_folder / "users_x.py").write_text(text)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "--task", "dice-solo-v0", "--algo",
+                  "users_none" if text is None else "users_x", "--seed", "0", "--root", "runs"])
+    assert exit_.value.code == 2
+    assert f"argument --algo: {message}" in capsys.readouterr().err
+    assert not (users_folder / "runs").exists()
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("    return agent\n", "    return None\n", "seed 0: train returned None, not an"),
+    ("lambda: agent", "lambda: 'first'", "seed 0: make_agent() at step 100 returned 'first', "
+                                         "not an")])
+def test_a_users_algorithm_returning_no_agent_is_named_as_its_fault(users_folder, capsys, old,
+                                                                    new, message):
+    """The protocol's complaint about a None entrant came as a bad command line (status 2,
+    the usage line) and named neither the algorithm nor its train."""
+    (users_folder / "users_algo.py").write_text(USER_ALGORITHM.replace(old, new))
+    assert cli.main(["run", "--task", "dice-solo-v0", "--algo", "users_algo", "--seed", "0",
+                     "--steps", "100", "--root", "runs", "--no-progress"]) == 1
+    assert capsys.readouterr().err == (
+        f"python -m agents.benchmark: error: dice-solo-v0 users_algo {message} "
+        f"agents.base.Agent (the contract: agents.benchmark.algorithms)\n")
+    assert runner.read_results("runs", "custom") == []
 
 
 def test_a_cell_named_twice_runs_once():

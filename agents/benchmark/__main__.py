@@ -6,19 +6,22 @@ rate an agent.
     python -m agents.benchmark list
     python -m agents.benchmark run --task dice-2p-v0 --algo ppo --seed 0     # one cell
     python -m agents.benchmark run --task dice-2p-v0,cards-2p-v0 --algo all --seed 0,1,2 --jobs 2
+    python -m agents.benchmark run --task dice-2p-v0 --algo my_algo --seed 0 --steps 5000
     python -m agents.benchmark table                   # docs/benchmark/ and docs/benchmark.md
     python -m agents.benchmark rate --task dice-2p-v0 --agent runs/dice-2p/final.pt
     python -m agents.benchmark rate --task dice-2p-v0 --agent mypackage.bots:MyAgent
 
 ``run`` skips the cells already done (their ``result.json``), so an interrupted suite
-continues where it stopped. ``table`` adds the shipped baselines' cells
+continues where it stopped. ``--algo`` takes the baselines' names, or the import path of
+your own module that keeps the contract of :mod:`agents.benchmark.algorithms`
+(``my_algo`` for ``my_algo.py`` in the working folder). ``table`` adds the shipped baselines' cells
 (``--baselines``, ``docs/benchmark/results.json``) that ``--root`` lacks. ``--agent``
 takes what :func:`agents.load` takes: a name, a checkpoint, or ``module:Class`` for your
 own :class:`agents.base.Agent` subclass.
 
 Exit status: 0 done; 1 the command ran and failed (``table`` found no finished cells, an
 agent broke the rules during play: the message names it, its illegal action and the
-legal ones); 2 a bad command line (with the usage line); 130 interrupted.
+legal ones; an algorithm's ``train`` returned no agent); 2 a bad command line (with the usage line); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from qwinto_env.fileio import output_problem
 from ..evaluate import MAX_GAMES, EvaluationError
 from ..load import load
 from ..trainers.config import MAX_PROCESSES, MAX_STEPS, MAX_THREADS
-from .algorithms import ALGORITHMS, check_steps, require_algorithm
+from .algorithms import (ALGORITHMS, AlgorithmError, check_steps, get_algorithm,
+                         require_algorithm)
 from .extras import MissingExtra
 from .tasks import TASKS, get_task
 
@@ -57,6 +61,22 @@ def _names(value: str, known: Sequence[str], what: str) -> list[str]:
         raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown)}; known: "
                                          f"{', '.join(known)} (or all)")
     return list(dict.fromkeys(names))  # a cell named twice runs once
+
+
+def _algorithms(value: str) -> list[str]:
+    """``--algo``: ``all`` (the baselines), or names of :data:`ALGORITHMS` and import paths
+    of the user's own modules that keep the contract, separated by commas."""
+    if value == "all":
+        return list(ALGORITHMS)
+    names = list(dict.fromkeys(value.split(",")))  # a cell named twice runs once
+    for name in names:
+        try:
+            get_algorithm(name)
+        except KeyError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.args[0]} (or all)")
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc))
+    return names
 
 
 def _seeds(value: str) -> list[int]:
@@ -93,7 +113,8 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run cells (task x algorithm x seed) not yet done")
     run.add_argument("--task", required=True, type=lambda v: _names(v, list(TASKS), "task"))
     run.add_argument("--algo", required=True,
-                     type=lambda v: _names(v, list(ALGORITHMS), "algorithm"))
+                     type=_algorithms, help="baselines (or all), or your module's import "
+                                            "path: e.g. ppo,dqn or my_algo")
     run.add_argument("--seed", required=True, type=_seeds, help="e.g. 0 or 0,1,2")
     size = run.add_mutually_exclusive_group()
     size.add_argument("--budget", choices=["cpu", "gpu"], default="cpu")
@@ -254,7 +275,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "list":
-        from .algorithms import get_algorithm
         for task in TASKS.values():
             print(f"{task.id:14} {task.description}; {task.budget.cpu:,} steps (CPU)")
         for name in ALGORITHMS:
@@ -272,6 +292,9 @@ def _command(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if exc.argument is not None:  # a setting of the games: the command line's
             p.error(str(exc))
         say(p.prog, "error", exc)  # an agent broke the rules: not the command line's fault
+        return 1
+    except AlgorithmError as exc:
+        say(p.prog, "error", exc)
         return 1
     except (ValueError, MissingExtra) as exc:
         p.error(str(exc))

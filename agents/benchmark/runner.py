@@ -40,8 +40,9 @@ from tqdm import tqdm
 
 from qwinto_env.fileio import atomic_write_text
 
+from ..base import Agent
 from . import protocol
-from .algorithms import Progress, check_steps, require_algorithm
+from .algorithms import AlgorithmError, Progress, check_steps, require_algorithm
 from .tasks import TASKS, Task, get_task
 
 __all__ = ["run_cell", "cell_dir", "read_results", "read_results_file", "merge_results",
@@ -61,7 +62,7 @@ class CellProgress(Progress):
 
     def __init__(self, task: Task, steps: int, points: int, label: str, show: bool):
         super().__init__([round(steps * (k + 1) / points) for k in range(points)])
-        self.task = task
+        self.task, self.label = task, label
         self.curve: list[dict[str, Any]] = []
         self.started = time.perf_counter()
         self.evaluating = 0.0
@@ -76,6 +77,7 @@ class CellProgress(Progress):
         super().update(steps_done, make_agent)
 
     def on_point(self, steps_done: int, agent: Any) -> None:
+        _check_agent(agent, f"{self.label}: make_agent() at step {steps_done:,}")
         seconds = self.training_seconds()
         tick = time.perf_counter()
         metrics = protocol.evaluate(agent, self.task, games=self.task.evaluation.curve_games)
@@ -113,6 +115,7 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
         agent = module.train(task, seed, steps, work, tracker)
     finally:
         tracker.bar.close()
+    _check_agent(agent, f"{task_id} {algorithm} seed {seed}: train")
     train_seconds = tracker.training_seconds()
     result = {"task": task_id, "algorithm": algorithm, "seed": seed, "budget": budget,
               "steps": steps, "family": module.FAMILY, "masks": module.MASKS,
@@ -122,6 +125,14 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
               "command": _command(task_id, algorithm, seed, budget, steps, threads)}
     atomic_write_text(done, json.dumps(result, indent=1, default=_plain) + "\n")
     return result
+
+
+def _check_agent(agent: Any, what: str) -> None:
+    """AlgorithmError unless ``what`` (an algorithm's call) returned an Agent: the
+    protocol's complaint about its entrant would blame the command line."""
+    if not isinstance(agent, Agent):
+        raise AlgorithmError(f"{what} returned {agent!r}, not an agents.base.Agent (the "
+                             f"contract: agents.benchmark.algorithms)")
 
 
 def read_results(root: str | Path, budget: str = "cpu") -> list[dict[str, Any]]:

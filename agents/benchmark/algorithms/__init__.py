@@ -1,6 +1,7 @@
 """The benchmark's baseline algorithms: one module each, one contract.
 
-Every module named in :data:`ALGORITHMS` defines
+Every module named in :data:`ALGORITHMS`, and any module of yours that
+:func:`get_algorithm` is given by its import path, defines
 
 * ``FAMILY``: a few words (``"policy gradient"``, ``"value-based"``, ``"multi-agent"``);
 * ``MASKS``: how the action mask is honoured (``"logits masked"``, ``"none: illegal
@@ -31,9 +32,10 @@ import importlib
 from types import ModuleType
 from typing import Any, Callable
 
+from ...load import import_own
 from ..extras import require
 
-__all__ = ["ALGORITHMS", "get_algorithm", "require_algorithm", "check_steps", "Progress"]
+__all__ = ["ALGORITHMS", "CONTRACT", "AlgorithmError", "get_algorithm", "require_algorithm", "check_steps", "Progress"]
 
 #: name -> module (imported when the algorithm is used: each pulls its own library)
 ALGORITHMS: dict[str, str] = {
@@ -45,11 +47,48 @@ ALGORITHMS: dict[str, str] = {
 }
 
 
+#: what a module of yours must define to be run as an algorithm (``NEEDS`` and
+#: ``min_steps`` are optional)
+CONTRACT = ("FAMILY", "MASKS", "LIBRARY", "train")
+
+
+class AlgorithmError(Exception):
+    """An algorithm broke the contract while it ran (its ``train`` returned no agent):
+    the algorithm's fault, not the command line's."""
+
+
 def get_algorithm(name: str) -> ModuleType:
-    """The module of algorithm ``name``; a ``KeyError`` naming the known ones otherwise."""
-    if name not in ALGORITHMS:
-        raise KeyError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
-    return importlib.import_module(ALGORITHMS[name])
+    """The module of algorithm ``name``: one named in :data:`ALGORITHMS`, or a module of
+    yours that keeps the contract, named by its import path (``my_algo`` for
+    ``my_algo.py`` on ``sys.path``), so that your algorithm runs without an edit of this
+    package. A ``KeyError`` naming the known ones if ``name`` is neither; a ValueError
+    naming the module if it fails to import or lacks part of the contract."""
+    if name in ALGORITHMS:
+        return importlib.import_module(ALGORITHMS[name])
+    module = _import_own(name)
+    missing = [part for part in CONTRACT if not hasattr(module, part)]
+    if missing or not callable(module.train):
+        raise ValueError(f"algorithm {name!r}: module {module.__name__} lacks "
+                         f"{', '.join(missing) or 'a callable train'} (the contract: "
+                         f"{', '.join(CONTRACT)}; see agents.benchmark.algorithms)")
+    return module
+
+
+def _import_own(name: str) -> ModuleType:
+    unknown = KeyError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}, or "
+                       f"the import path of a module of yours that keeps the contract")
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise unknown
+    try:
+        return import_own(name)
+    except ModuleNotFoundError as exc:  # the module itself, not one that it imports
+        if exc.name is not None and (name + ".").startswith(exc.name + "."):
+            raise unknown from None
+        problem = exc
+    except Exception as exc:  # noqa: BLE001 - a user's module: any failure is its own
+        problem = exc
+    raise ValueError(f"algorithm {name!r}: importing module {name} failed: "
+                     f"{type(problem).__name__}: {problem}") from problem
 
 
 def require_algorithm(name: str) -> ModuleType:
