@@ -440,6 +440,31 @@ def test_a_damaged_cell_result_is_named_by_table_and_run(tmp_path, capsys, text,
         runner.run_cell("dice-solo-v0", "ppo", 0, root=tmp_path)
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.update(final={}), "final: not a cell's result (no mean_score)"),
+    (lambda r: r["final"].update(mean_score="7"), "final: not a cell's result (mean_score is "
+                                                  "'7', not a number)"),
+    (lambda r: r.update(train_seconds="60"),
+     "not a cell's result (train_seconds is '60', not a number)"),
+    (lambda r: r.update(curve=[{"steps": 100}]), "curve 0: not a cell's result (no seconds)"),
+    (lambda r: r.update(curve=[5]), "curve 0: not a cell's result (5 is not an object)"),
+    (lambda r: r.update(final=None), "not a cell's result (final of another type)"),
+    (lambda r: r.update(steps="200"), "not a cell's result (steps of another type)")])
+def test_a_hand_edited_cell_is_named_by_table_not_a_traceback(tmp_path, capsys, edit, message):
+    """Each ended in a KeyError or TypeError from the table's sums, naming no file."""
+    cell = _fake("dice-solo-v0", "x", 0, 7.0)
+    edit(cell)
+    path = runner.cell_dir(tmp_path, "dice-solo-v0", "x", "cpu", 0) / "result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(cell))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["table", "--root", str(tmp_path), "--doc", "", "--baselines", "",
+                  "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert f"{path}: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_damaged_results_file_names_the_cell(tmp_path):
     path = tmp_path / "results.json"
     path.write_text(json.dumps([_fake("dice-solo-v0", "x", 0, 7.0), {"task": "dice-2p-v0"}]))

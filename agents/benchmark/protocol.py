@@ -88,8 +88,12 @@ def evaluate(agent: Agent | str, task: Task | str, games: int | None = None,
 
 def metric(result: dict[str, Any], task: Task | str) -> float:
     """The number the table ranks ``task``'s agents by (its evaluation's ``metric``)."""
-    task = _as_task(task)
-    return float(result["rating" if task.evaluation.metric == "rating" else "mean_score"])
+    return float(result[metric_key(task)])
+
+
+def metric_key(task: Task | str) -> str:
+    """The key of :func:`metric` in ``task``'s metrics."""
+    return "rating" if _as_task(task).evaluation.metric == "rating" else "mean_score"
 
 
 def win_keys(task: Task | str) -> list[str]:

@@ -148,7 +148,8 @@ RESULT_KEYS = ("task", "algorithm", "seed", "budget", "steps", "family", "masks"
 
 def read_result(path: Path) -> dict[str, Any]:
     """A cell's ``result.json``; ValueError naming the file unless it is a JSON object
-    with :data:`RESULT_KEYS` for a known task."""
+    with :data:`RESULT_KEYS` for a known task, of their types (the scores that the table
+    reads in ``final`` and every curve point numbers)."""
     try:
         result = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
@@ -189,11 +190,30 @@ def _checked(result: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: not a cell's result (no {', '.join(missing)})")
     if not isinstance(result["task"], str) or result["task"] not in TASKS:
         raise ValueError(f"{where}: unknown task {result['task']!r}")
-    kinds = {"algorithm": str, "budget": str, "seed": int}
+    kinds = {"algorithm": str, "budget": str, "seed": int, "family": str, "masks": str,
+             "steps": int, "final": dict, "curve": list}
     wrong = [k for k, kind in kinds.items() if not isinstance(result[k], kind)]
     if wrong:
         raise ValueError(f"{where}: not a cell's result ({', '.join(wrong)} of another type)")
+    task = get_task(result["task"])
+    scores = [protocol.metric_key(task), *protocol.win_keys(task)]
+    _numbers(result, ["train_seconds"], where)
+    _numbers(result["final"], scores, f"{where}: final")
+    for k, point in enumerate(result["curve"]):
+        _numbers(point, ["steps", "seconds", protocol.metric_key(task)], f"{where}: curve {k}")
     return result
+
+
+def _numbers(holder: Any, keys: list[str], where: str) -> None:
+    """ValueError naming ``where`` unless ``holder`` is a dict with a number at each key
+    (a hand-edited result reached the table's sums as a traceback)."""
+    if not isinstance(holder, dict):
+        raise ValueError(f"{where}: not a cell's result ({holder!r} is not an object)")
+    for key in keys:
+        value = holder.get(key)
+        if key not in holder or isinstance(value, bool) or not isinstance(value, (int, float)):
+            problem = f"{key} is {value!r}, not a number" if key in holder else f"no {key}"
+            raise ValueError(f"{where}: not a cell's result ({problem})")
 
 
 def _command(task: str, algorithm: str, seed: int, budget: str, steps: int, threads: int) -> str:
