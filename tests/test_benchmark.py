@@ -226,7 +226,11 @@ def test_table_adds_the_shipped_baselines_the_users_root_lacks(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "--task", "dice-9p-v0", "--algo", "ppo", "--seed", "0"], "unknown task dice-9p-v0"),
+    (["run", "--task", "dice-9p-v0", "--algo", "ppo", "--seed", "0"],
+     "unknown task 'dice-9p-v0'; known: dice-2p-v0"),
+    (["run", "--task", "", "--algo", "ppo", "--seed", "0"], "unknown task ''; known:"),
+    (["table", "--root", "/no/such", "--doc", "", "--baselines", "", "--out", ""],
+     "argument --out: '' is no folder"),
     (["run", "--task", "all", "--algo", "sarsa", "--seed", "0"],
      "unknown algorithm 'sarsa'; known: ppo, maskable-ppo"),
     (["run", "--task", "all", "--algo", "ppo", "--seed", "x"], "seeds are integers"),

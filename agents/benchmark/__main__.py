@@ -58,8 +58,8 @@ def _names(value: str, known: Sequence[str], what: str) -> list[str]:
     names = list(known) if value == "all" else value.split(",")
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown)}; known: "
-                                         f"{', '.join(known)} (or all)")
+        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(map(repr, unknown))}; "
+                                         f"known: {', '.join(known)} (or all)")
     return list(dict.fromkeys(names))  # a cell named twice runs once
 
 
@@ -226,6 +226,8 @@ def table(args: argparse.Namespace) -> int:
 
     page = _doc_page(args.doc) if args.doc else ""
     baselines = _baselines(args.baselines, args.budget) if args.baselines else None
+    if not args.out:  # Path('') is the working folder: '' means "none" to --doc
+        raise ValueError("argument --out: '' is no folder (the default: docs/benchmark)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValueError(f"argument --out: {args.out!r} is a file, not a folder")
     results = read_results(args.root, args.budget)
