@@ -21,7 +21,8 @@ from pathlib import Path
 import torch
 from arguments import at_least  # this folder: on its path
 
-from agents.benchmark.ladder import LADDER_FILE, fit_ladder, ladder_names, save_fit
+from agents.benchmark.ladder import (LADDER_FILE, fit_ladder, ladder_names, ladders_kept,
+                                     save_fit)
 from agents.evaluate import EvaluationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,8 +53,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=LADDER_FILE)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    if not args.out.parent.is_dir():
-        parser.error(f"argument --out: {str(args.out)!r} is not in an existing directory")
+    try:  # before the fit's hours: a directory or a file of another kind failed after them
+        ladders_kept(args.out)
+    except ValueError as exc:
+        parser.error(f"argument --out: {exc}")
     code = code_version()  # before playing: the code that plays, not what it became
     # The pretrained nets' small batches: more threads only wait on each other.
     torch.set_num_threads(1)

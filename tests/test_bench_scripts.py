@@ -88,6 +88,30 @@ def test_bad_input_is_a_usage_error(script, args, option, monkeypatch, capsys):
     assert f"{script}: error: " in err and option in err, err
 
 
+@pytest.mark.parametrize("name, text, problem", [
+    (".", None, "is a directory"),
+    ("notes.md", "# notes\n", "is not a ladder file (Expecting value"),
+    ("list.json", "[1]\n", 'is not a ladder file (no "ladders" object)')])
+def test_fit_ladder_refuses_an_out_it_cannot_write_before_the_fit(name, text, problem, tmp_path,
+                                                                  monkeypatch, capsys):
+    """A directory or a file of another kind failed after the round robin (hours of play),
+    in save_fit's IsADirectoryError, JSONDecodeError or AttributeError."""
+    from agents.benchmark import ladder
+
+    monkeypatch.setattr(ladder, "fit_ladder", lambda *a, **k: pytest.fail("a fit was played"))
+    out = tmp_path / name
+    if text is not None:
+        out.write_text(text)
+    monkeypatch.setattr(sys, "path", [str(BENCHMARKS), *sys.path])
+    monkeypatch.setattr(sys, "argv", ["fit_ladder.py", "--ladder", "dice-2p", "--out", str(out)])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(BENCHMARKS / "fit_ladder.py"), run_name="__main__")
+    assert exit_.value.code == 2
+    assert f"fit_ladder.py: error: argument --out: {str(out)!r} {problem}" in \
+        capsys.readouterr().err
+    assert out.is_dir() or out.read_text() == text
+
+
 @pytest.mark.parametrize("args", [
     ["--game", "cards", "--variants", "2/4/1/play"],
     ["--game", "dice", "--objective", "win", "--variants", "0/4/2/all/0.01"]])

@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qwinto_env.fileio import atomic_write_text
+from qwinto_env.fileio import atomic_write_text, output_problem
 
 from ..evaluate import Results, play
 
@@ -147,12 +147,28 @@ def _load_file(path: str) -> dict[str, Any]:
     return json.loads(Path(path).read_text())["ladders"]
 
 
+def ladders_kept(path: str | Path) -> dict[str, Any]:
+    """The ladders of the ladder file at ``path`` that a fit written there keeps (none
+    where it does not exist yet); ValueError naming the file unless it can be written and
+    is a ladder file: for a check before a fit, which takes hours to play."""
+    if (problem := output_problem(path)) is not None:
+        raise ValueError(f"{str(path)!r} {problem}")
+    if not Path(path).exists():
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{str(path)!r} is not a ladder file ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("ladders", {}), dict):
+        raise ValueError(f"{str(path)!r} is not a ladder file (no \"ladders\" object)")
+    return data.get("ladders", {})
+
+
 def save_fit(ladder: Ladder, path: str | Path | None = None) -> None:
     """Write ``ladder``'s ratings and fit record into the ladder file (atomically), keeping
     the other ladders' entries."""
     path = Path(path or LADDER_FILE)
-    data = json.loads(path.read_text()) if path.exists() else {}
-    ladders = data.get("ladders", {})
+    ladders = ladders_kept(path)
     ladders[ladder.name] = {**ladder.fit, "game": ladder.game, "players": ladder.num_players,
                             "pool": list(ladder.pool),
                             "ratings": {m: asdict(r) for m, r in ladder.ratings.items()}}
