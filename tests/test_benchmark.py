@@ -546,17 +546,20 @@ def test_a_users_module_that_is_no_algorithm_is_refused_naming_it(users_folder, 
 @pytest.mark.parametrize("old, new, message", [
     ("    return agent\n", "    return None\n", "seed 0: train returned None, not an"),
     ("lambda: agent", "lambda: 'first'", "seed 0: make_agent() at step 100 returned 'first', "
-                                         "not an")])
-def test_a_users_algorithm_returning_no_agent_is_named_as_its_fault(users_folder, capsys, old,
-                                                                    new, message):
+                                         "not an"),
+    ("progress.update(steps,", "progress.update(steps // 2,",
+     "seed 0: train reported 50 of the cell's 100 learner steps (the contract: "
+     "progress.update(steps_done, make_agent) when it ends)")])
+def test_a_users_algorithm_breaking_the_contract_is_named_as_its_fault(users_folder, capsys,
+                                                                      old, new, message):
     """The protocol's complaint about a None entrant came as a bad command line (status 2,
-    the usage line) and named neither the algorithm nor its train."""
+    the usage line) and named neither the algorithm nor its train; a train that reported
+    half the steps was recorded as a cell of the whole budget."""
     (users_folder / "users_algo.py").write_text(USER_ALGORITHM.replace(old, new))
     assert cli.main(["run", "--task", "dice-solo-v0", "--algo", "users_algo", "--seed", "0",
                      "--steps", "100", "--root", "runs", "--no-progress"]) == 1
-    assert capsys.readouterr().err == (
-        f"python -m agents.benchmark: error: dice-solo-v0 users_algo {message} "
-        f"agents.base.Agent (the contract: agents.benchmark.algorithms)\n")
+    assert capsys.readouterr().err.startswith(
+        f"python -m agents.benchmark: error: dice-solo-v0 users_algo {message}")
     assert runner.read_results("runs", "custom") == []
 
 

@@ -116,6 +116,10 @@ def run_cell(task_id: str, algorithm: str, seed: int, budget: str = "cpu",
     finally:
         tracker.bar.close()
     _check_agent(agent, f"{task_id} {algorithm} seed {seed}: train")
+    if tracker.steps < steps:  # the cell would claim a budget it has no record of
+        raise AlgorithmError(f"{task_id} {algorithm} seed {seed}: train reported "
+                             f"{tracker.steps:,} of the cell's {steps:,} learner steps (the "
+                             f"contract: progress.update(steps_done, make_agent) when it ends)")
     train_seconds = tracker.training_seconds()
     result = {"task": task_id, "algorithm": algorithm, "seed": seed, "budget": budget,
               "steps": steps, "family": module.FAMILY, "masks": module.MASKS,

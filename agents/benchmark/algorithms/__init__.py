@@ -20,7 +20,8 @@ Every module named in :data:`ALGORITHMS`, and any module of yours that
   (:class:`agents.base.Agent`, deterministic, with a fast numpy ``act_batch``). It calls
   ``progress.update(steps_done, make_agent)`` every so often (cheap when no curve point
   is due; ``make_agent()`` builds the agent as it is now, only when one is), at least
-  once when it ends. Same seed, same machine, same thread count: the same agent.
+  once when it ends, with ``steps_done`` at least ``steps`` there (the runner refuses
+  a cell that reports fewer: its result would claim a budget it has no record of). Same seed, same machine, same thread count: the same agent.
 
 The runner (:mod:`agents.benchmark.runner`) times training apart from the curve's
 evaluations, and evaluates the returned agent with the task's protocol.
