@@ -88,9 +88,10 @@ from qwinto_env.fileio import (atomic_write, atomic_write_json, atomic_write_tex
                                output_problem)
 from qwinto_env.opponents import BotActionError, bot_action, split_specs
 from qwinto_env.parallel import GAMES
+from qwinto_env.spec import SPECS
 
 from .base import Agent
-from .load import PLAYER_COUNTS, load
+from .load import load
 from .processes import bar_progress, common, count_finished, in_processes
 
 __all__ = ["Results", "RoundRobin", "play", "round_robin", "seating", "summarise",
@@ -397,10 +398,9 @@ def _check_settings(game: Any, num_players: Any, games: Any, seed: Any, workers:
         raise EvaluationError(f"unknown game {game!r}; choose one of {sorted(GAMES)}", "game")
     if engine == "batched" and game not in BATCHED_RUNNERS:
         raise EvaluationError(f"the {game} game has no batched engine runner", "engine")
-    counts = PLAYER_COUNTS[game]
-    if not (_is_int(num_players) and num_players in counts):
-        raise EvaluationError(f"must be an integer in {counts.start}..{counts.stop - 1} for "
-                              f"the {game} game, got {num_players!r}", "num_players")
+    problem = SPECS[game].player_count_problem(num_players)
+    if problem is not None:
+        raise EvaluationError(problem, "num_players")
     for argument, value, least in (("games", games, 1), ("seed", seed, 0),
                                    ("workers", workers, 1)):
         if not (_is_int(value) and value >= least):

@@ -119,10 +119,9 @@ def load(spec: str | os.PathLike, game: str = "dice", num_players: int = 2,
     """Build the agent named by ``spec`` for ``game`` with ``num_players`` seats."""
     if not isinstance(game, str) or game not in PLAYER_COUNTS:
         raise AgentSpecError(f"unknown game {game!r}; choose one of {sorted(PLAYER_COUNTS)}")
-    if not SPECS[game].is_player_count(num_players):
-        r = PLAYER_COUNTS[game]
-        raise AgentSpecError(f"num_players must be an integer in {r.start}..{r.stop - 1} "
-                             f"for the {game} game, got {num_players!r}")
+    problem = SPECS[game].player_count_problem(num_players)
+    if problem is not None:
+        raise AgentSpecError(f"num_players {problem}")
     num_players = int(num_players)
     if isinstance(spec, str) and spec in BUILTIN_AGENTS:
         factory, games = BUILTIN_AGENTS[spec]

@@ -118,9 +118,9 @@ def test_bad_specs(spec, message):
 def test_bad_game_or_player_count():
     with pytest.raises(AgentSpecError, match="unknown game 'chess'"):
         load("random", game="chess")
-    with pytest.raises(AgentSpecError, match="1..4 for the cards game, got 5"):
+    with pytest.raises(AgentSpecError, match="1..4 for the card game \\(1 = solo variant\\), got 5"):
         load("random", game="cards", num_players=5)
-    with pytest.raises(AgentSpecError, match="1..6 for the dice game, got 0"):
+    with pytest.raises(AgentSpecError, match="1..6 for the dice game \\(1 = solo variant\\), got 0"):
         load("expert", num_players=0)
 
 

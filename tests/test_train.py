@@ -43,7 +43,7 @@ def test_default_yaml_matches_the_dataclass_defaults():
     ("run.trainer=jax", "^run.trainer: must be one of"),
     ("run.total_steps=1.5", "^run.total_steps: must be an integer"),
     ("run.total_steps=0", "^run.total_steps: must be an integer in 1.."),
-    ("env.num_players=5", "^env.num_players: must be in 1..4 for the cards game"),
+    ("env.num_players=5", "^env.num_players: must be an integer in 1..4 for the card game"),
     ("network.hidden=128", "^network.hidden: must be a list"),
     ("ppo.anneal_lr=maybe", "^ppo.anneal_lr: must be true or false"),
     ("opponents.scripted={random: -1}", "^opponents.scripted.random: must be a finite number in"),
@@ -56,7 +56,7 @@ def test_default_yaml_matches_the_dataclass_defaults():
     ("imitation.temperature=0", "^imitation.temperature: must be a finite number > 0"),
 ])
 def test_bad_overrides_name_the_field(override, message):
-    extra = ["env.game=cards"] if "cards" in message else []
+    extra = ["env.game=cards"] if "card game" in message else []
     with pytest.raises(ConfigError, match=message):
         load_config(None, extra + [override])
 

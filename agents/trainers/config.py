@@ -320,10 +320,9 @@ class TrainConfig:
 
     def _validate_game(self) -> None:
         env = self.env
-        low, high = PLAYER_LIMITS[env.game]
-        if not low <= env.num_players <= high:
-            raise ConfigError(f"env.num_players: must be in {low}..{high} for the {env.game} "
-                              f"game, got {env.num_players}")
+        problem = SPECS[env.game].player_count_problem(env.num_players)
+        if problem is not None:
+            raise ConfigError(f"env.num_players: {problem}")
         if env.reward == "win" and env.num_players == 1:
             raise ConfigError('env.reward: "win" needs 2+ players')
         if self.network.features == "cards" and env.game != "cards":

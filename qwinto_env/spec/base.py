@@ -193,12 +193,20 @@ class GameSpec:
         return not isinstance(num_players, (bool, np.bool_)) \
             and isinstance(num_players, (int, np.integer)) and num_players in self.player_counts
 
+    def player_count_problem(self, num_players: Any) -> str | None:
+        """Why ``num_players`` is no player count of the game (``"must be an integer in
+        1..6 ..."``), None if it is one: every front end that refuses a count says this,
+        after its own name for the setting."""
+        if self.is_player_count(num_players):
+            return None
+        return (f"must be an integer in {self.min_players}..{self.max_players} for the "
+                f"{self.title} (1 = solo variant), got {num_players!r}")
+
     def check_num_players(self, num_players: Any) -> int:
         """``num_players`` as an int; ValueError unless it is a player count of the game."""
-        if not self.is_player_count(num_players):
-            raise ValueError(f"num_players must be an integer in {self.min_players}.."
-                             f"{self.max_players} for the {self.title} (1 = solo variant), "
-                             f"got {num_players!r}")
+        problem = self.player_count_problem(num_players)
+        if problem is not None:
+            raise ValueError(f"num_players {problem}")
         return int(num_players)
 
     def players_for_size(self, observation_size: int) -> int | None:
