@@ -71,12 +71,13 @@ def test_the_command_lines_refuse_a_bad_count_with_the_reason(game, n, capsys):
     assert re.search(f"env.num_players: {expected}", capsys.readouterr().err)
 
 
-def test_the_web_api_refuses_a_count_its_game_does_not_seat():
+@pytest.mark.parametrize("game, n", BAD_COUNTS)
+def test_the_web_api_refuses_a_bad_count_with_the_reason(game, n):
     client = TestClient(create_app(bots=["random"]))
-    answer = client.post("/api/games", json={"game": "cards", "num_players": 5,
-                                             "bots": ["random"] * 4})
+    answer = client.post("/api/games", json={"game": game, "num_players": n,
+                                             "bots": ["random"]})
     assert answer.status_code == 422
-    assert re.search(reason("cards", 5), answer.json()["detail"])
+    assert re.search(f"num_players {reason(game, n)}", answer.json()["detail"])
 
 
 @pytest.mark.parametrize("game", ["dice", "cards"])

@@ -303,7 +303,9 @@ def test_unknown_game_ids(client, method, path):
 
 BAD_GAMES = [
     ({"game": "chess"}, 422, "unknown game 'chess'"),
-    ({"num_players": 7}, 422, "num_players"),
+    ({"num_players": 7}, 422, "num_players must be an integer in 1..6 for the dice game"),
+    ({"num_players": 0}, 422, "num_players must be an integer in 1..6"),
+    ({"num_players": 10**30}, 422, "num_players must be an integer in 1..6"),
     ({"game": "cards", "num_players": 5}, 422, "num_players must be an integer in 1..4"),
     ({"num_players": 3, "bots": ["pretrained:dice-2p"]}, 422,
      "bot 'pretrained:dice-2p' is not offered .* 3 players; offered: random, greedy, expert$"),

@@ -41,7 +41,7 @@ class NewGame(BaseModel):
     """The body of ``POST /api/games``."""
     model_config = ConfigDict(extra="forbid", strict=True)
     game: str = Field(max_length=32)
-    num_players: int = Field(ge=1, le=_MAX_PLAYERS)
+    num_players: int  # unbounded here: the game's check names the game's own range
     bots: list[_Name] = Field(default_factory=list, max_length=_MAX_PLAYERS - 1)
     seat: int = Field(0, ge=0, lt=_MAX_PLAYERS)
     seed: int | None = Field(None, ge=0, le=MAX_SEED)
