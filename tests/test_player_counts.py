@@ -7,6 +7,7 @@ import re
 import gymnasium
 import numpy as np
 import pytest
+import torch
 from fastapi.testclient import TestClient
 
 import qwinto_env
@@ -17,7 +18,7 @@ from agents.trainers.config import ConfigError, load_config
 from qwinto_env import play, qwinto_cards_v0, qwinto_dice_v0
 from qwinto_env.batched import BATCHED_GAMES
 from qwinto_env.spec import SPECS
-from qwinto_env.vector import QwintoVecEnv, TorchVectorEnv
+from qwinto_env.vector import QwintoVecEnv, RandomOpponent, TorchVectorEnv
 from qwinto_env.web import create_app
 
 BAD_COUNTS = [("dice", 0), ("dice", 7), ("cards", 5), ("cards", 6), ("cards", 0)]
@@ -95,3 +96,38 @@ def test_every_count_plays_whole_games_through_gym_and_the_evaluator(game):
         res = evaluate.play(["random"], game=game, num_players=n, games=n, progress=False)
         for entrant in range(n):  # n games: every entrant in every seat once
             assert np.bincount(res.seat[:, entrant], minlength=n).tolist() == [1] * n
+
+
+def play_aec(env, rng):
+    """A whole masked-random game through the AEC view; the agents that took a turn."""
+    acted = set()
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        done = terminated or truncated
+        env.step(None if done else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        acted.add(agent)
+    return acted
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_every_count_plays_whole_games_through_pettingzoo_and_the_vector_envs(game):
+    rng = np.random.default_rng(0)
+    for n in SPECS[game].player_counts:
+        aec = MODULES[game].env(num_players=n)
+        aec.reset(seed=n)
+        assert play_aec(aec, rng) == {f"player_{k}" for k in range(n)}
+        venv = QwintoVecEnv(2, n, game=game, seed=n)
+        venv.reset()
+        finished = set()
+        while len(finished) < venv.num_envs:  # every entry (a seat of a game) ends a game
+            masks = venv.action_masks()
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            _, _, dones, infos = venv.step(actions)
+            finished |= {k for k in np.flatnonzero(dones) if "final_score" in infos[k]}
+        assert venv.num_envs == 2 * n
+        opponents = RandomOpponent("torch", seed=n) if n > 1 else None
+        tenv = TorchVectorEnv(2, n, game=game, seed=n, opponents=opponents, learner_seat=n - 1)
+        _, masks = tenv.reset()
+        for _ in range(40):
+            _, masks, *_ = tenv.step(torch.multinomial(masks.float(), 1).squeeze(1))
+        assert tenv.num_envs == 2  # one entry per game: the learner's seat (or the solo seat)
