@@ -111,8 +111,8 @@ def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
     """One agent per other seat (``num_players - 1``) from ``opponents``.
 
     ``opponents`` is one spec (reused for every other seat; a name or path builds a
-    separate agent per seat, an agent object is shared) or a sequence of exactly
-    ``num_players - 1`` specs. A spec is a name or checkpoint path for the
+    separate agent per seat, an agent object is shared), a sequence of one spec (the
+    same), or a sequence of exactly ``num_players - 1`` specs. A spec is a name or checkpoint path for the
     :func:`opponent_loader`, or an object with ``act(observation, action_mask) -> int``.
     """
     count = num_players - 1

@@ -25,10 +25,10 @@ option               default      meaning
 ``game``             ``"dice"``   ``"dice"`` (1..6 players) or ``"cards"`` (1..4)
 ``num_players``      ``2``        seats at the table, the learner included
 ``opponents``        ``None``     ``None``: ``"random"`` bots (none in solo play);
-                                  one spec for every other seat, or a list with one
-                                  spec per other seat; a spec is a name for
-                                  :func:`agents.load` (``"random"``, ``"greedy"``,
-                                  ``"expert"``; found through
+                                  one spec (or a list of one) for every other seat,
+                                  or a list with one spec per other seat; a spec is
+                                  a name for :func:`agents.load` (``"random"``,
+                                  ``"greedy"``, ``"expert"``; found through
                                   :mod:`qwinto_env.opponents`), a checkpoint
                                   path, or an agent object. ``opponents[k-1]``
                                   sits ``k`` seats after the learner (turn

@@ -131,3 +131,10 @@ def test_every_count_plays_whole_games_through_pettingzoo_and_the_vector_envs(ga
         for _ in range(40):
             _, masks, *_ = tenv.step(torch.multinomial(masks.float(), 1).squeeze(1))
         assert tenv.num_envs == 2  # one entry per game: the learner's seat (or the solo seat)
+
+
+@pytest.mark.parametrize("opponents", ["greedy", ["greedy"]])
+def test_one_opponent_spec_seats_a_separate_bot_at_every_other_seat(opponents):
+    env = gymnasium.make("Qwinto-v0", num_players=4, opponents=opponents).unwrapped
+    assert len(env.opponents) == 3 and len({id(bot) for bot in env.opponents}) == 3
+    assert {bot.name for bot in env.opponents} == {"greedy"}
