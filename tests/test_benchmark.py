@@ -225,6 +225,32 @@ def test_table_adds_the_shipped_baselines_the_users_root_lacks(tmp_path, monkeyp
     assert json.loads((tmp_path / cli.BASELINES).read_text()) == own
 
 
+def test_another_budgets_table_leaves_the_shipped_table_and_cells(tmp_path, monkeypatch):
+    """``table --budget custom`` (docs/benchmark.md's way to see a ``--steps`` try) wrote
+    the try's rows over the shipped page's table and the try's cells alone over
+    docs/benchmark/results.json, the shipped cells' one copy."""
+    pytest.importorskip("rliable", reason="the benchmark extra is not installed")
+    shipped_path = Path(__file__).resolve().parent.parent / cli.BASELINES
+    (tmp_path / "docs" / "benchmark").mkdir(parents=True)
+    shutil.copy(shipped_path, tmp_path / cli.BASELINES)
+    shutil.copy(shipped_path.parent.parent / "benchmark.md", tmp_path / cli.DOC)
+    before = {p: (tmp_path / p).read_bytes() for p in (cli.BASELINES, cli.DOC)}
+    try_ = {**_fake("dice-solo-v0", "mine", 0, 7.0), "budget": "custom"}
+    cell = runner.cell_dir(tmp_path / "runs", "dice-solo-v0", "mine", "custom", 0)
+    cell.mkdir(parents=True)
+    (cell / "result.json").write_text(json.dumps(try_))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["table", "--root", "runs", "--budget", "custom"]) == 0
+    assert {p: (tmp_path / p).read_bytes() for p in before} == before
+    assert json.loads((tmp_path / "runs" / "table-custom" / "results.json").read_text()) \
+        == [try_]
+    assert cli.main(["table", "--root", "runs", "--budget", "custom", "--out",
+                     "docs/benchmark"]) == 0  # asked for: the file keeps every cell
+    written = json.loads((tmp_path / cli.BASELINES).read_text())
+    assert written == [try_, *json.loads(before[cli.BASELINES])]
+    assert (tmp_path / cli.DOC).read_bytes() == before[cli.DOC]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run", "--task", "dice-9p-v0", "--algo", "ppo", "--seed", "0"],
      "unknown task 'dice-9p-v0'; known: dice-2p-v0"),

@@ -14,14 +14,18 @@ rate an agent.
 ``run`` skips the cells already done (their ``result.json``), so an interrupted suite
 continues where it stopped. ``--algo`` takes the baselines' names, or the import path of
 your own module that keeps the contract of :mod:`agents.benchmark.algorithms`
-(``my_algo`` for ``my_algo.py`` in the working folder). ``table`` adds the shipped baselines' cells
-(``--baselines``, ``docs/benchmark/results.json``) that ``--root`` lacks. ``--agent``
-takes what :func:`agents.load` takes: a name, a checkpoint, or ``module:Class`` for your
-own :class:`agents.base.Agent` subclass.
+(``my_algo`` for ``my_algo.py`` in the working folder). ``table`` adds the shipped
+baselines' cells (``--baselines``, ``docs/benchmark/results.json``) that ``--root``
+lacks; it writes the shipped page and files for the ``cpu`` budget,
+``<root>/table-<budget>/`` for another (``--out``, ``--doc`` choose), and a rewritten
+``results.json`` keeps other budgets' cells. ``--agent`` takes what :func:`agents.load`
+takes: a name, a checkpoint, or ``module:Class`` for your own
+:class:`agents.base.Agent` subclass.
 
 Exit status: 0 done; 1 the command ran and failed (``table`` found no finished cells, an
 agent broke the rules during play: the message names it, its illegal action and the
-legal ones; an algorithm's ``train`` returned no agent); 2 a bad command line (with the usage line); 130 interrupted.
+legal ones; an algorithm's ``train`` returned no agent); 2 a bad command line (with the
+usage line); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -129,9 +133,11 @@ def parser() -> argparse.ArgumentParser:
     table = sub.add_parser("table", help="rebuild the table and plots from finished cells")
     table.add_argument("--root", default="benchmark_runs")
     table.add_argument("--budget", choices=["cpu", "gpu", "custom"], default="cpu")
-    table.add_argument("--out", default="docs/benchmark", help="results.json, table.csv, PNGs")
-    table.add_argument("--doc", default=str(DOC),
-                       help="Markdown file whose generated table is replaced ('' for none)")
+    table.add_argument("--out", help="results.json, table.csv, PNGs (default: docs/benchmark "
+                                      "for the cpu budget, else <root>/table-<budget>)")
+    table.add_argument("--doc", help="Markdown file whose generated table is replaced ('' "
+                                     "for none; default: docs/benchmark.md for the cpu "
+                                     "budget, else none)")
     table.add_argument("--baselines", default=str(BASELINES),
                        help="a table's results.json whose cells --root lacks are added (the "
                             "default: the shipped baselines; '' for --root alone)")
@@ -220,16 +226,42 @@ def _baselines(path: str, budget: str) -> list[dict[str, Any]]:
         raise ValueError(f"argument --baselines: {exc}") from None
 
 
+def _table_defaults(args: argparse.Namespace) -> None:
+    """The shipped page and files hold the cpu budget's table: another budget's goes to
+    its own folder by default, so that a try with ``--steps`` replaces neither."""
+    if args.budget == "cpu":
+        args.out = "docs/benchmark" if args.out is None else args.out
+        args.doc = str(DOC) if args.doc is None else args.doc
+    else:
+        args.out = str(Path(args.root) / f"table-{args.budget}") if args.out is None else args.out
+        args.doc = "" if args.doc is None else args.doc
+
+
+def _other_budgets(path: Path, budget: str) -> list[dict[str, Any]]:
+    """The cells of other budgets in ``--out``'s results.json, which the rewritten file
+    keeps; ValueError naming the option if the file is there but no table's."""
+    from .runner import read_results_file
+
+    if not path.exists():
+        return []
+    try:
+        return [r for r in read_results_file(path, None) if r["budget"] != budget]
+    except ValueError as exc:
+        raise ValueError(f"argument --out: {exc}") from None
+
+
 def table(args: argparse.Namespace) -> int:
     from .report import build
     from .runner import merge_results, read_results
 
+    _table_defaults(args)
     page = _doc_page(args.doc) if args.doc else ""
     baselines = _baselines(args.baselines, args.budget) if args.baselines else None
     if not args.out:  # Path('') is the working folder: '' means "none" to --doc
         raise ValueError("argument --out: '' is no folder (the default: docs/benchmark)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValueError(f"argument --out: {args.out!r} is a file, not a folder")
+    kept = _other_budgets(Path(args.out) / "results.json", args.budget)
     results = read_results(args.root, args.budget)
     if baselines is not None:  # the user's own cells win
         results = merge_results(results, baselines)
@@ -237,7 +269,7 @@ def table(args: argparse.Namespace) -> int:
         print(f"no finished cells for budget {args.budget} under {args.root}"
               + (f" or in {args.baselines}" if args.baselines else ""), file=sys.stderr)
         return 1
-    text = build(results, args.out)
+    text = build(results, args.out, keep=kept)
     print(text)
     if args.doc:
         doc = Path(args.doc)

@@ -19,7 +19,7 @@ import json
 import warnings
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -126,13 +126,15 @@ def plot_curves(results: list[dict[str, Any]], task_id: str, path: Path) -> None
     plt.close(fig)
 
 
-def build(results: list[dict[str, Any]], out: str | Path) -> str:
-    """Write ``results.json``, ``table.csv`` and ``curves_<task>.png`` to ``out``; return
-    the Markdown table."""
+def build(results: list[dict[str, Any]], out: str | Path,
+          keep: Sequence[dict[str, Any]] = ()) -> str:
+    """Write ``results.json`` (``results``, then the cells ``keep``: other budgets'),
+    ``table.csv`` and ``curves_<task>.png`` of ``results`` to ``out``; return the
+    Markdown table."""
     rows = aggregate(results)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "results.json", json.dumps(results, indent=1) + "\n")
+    atomic_write_text(out / "results.json", json.dumps([*results, *keep], indent=1) + "\n")
     fields = list(dict.fromkeys(k for r in rows for k in r))
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=fields)

@@ -161,10 +161,11 @@ def read_result(path: Path) -> dict[str, Any]:
     return _checked(result, str(path))
 
 
-def read_results_file(path: str | Path, budget: str = "cpu") -> list[dict[str, Any]]:
-    """The cells for ``budget`` of a ``results.json`` as the table writes it (a list of
-    cells' results: the shipped baselines are ``docs/benchmark/results.json``);
-    ValueError naming the file, and the cell, unless it is one."""
+def read_results_file(path: str | Path, budget: str | None = "cpu") -> list[dict[str, Any]]:
+    """The cells for ``budget`` (None: every budget) of a ``results.json`` as the table
+    writes it (a list of cells' results: the shipped baselines are
+    ``docs/benchmark/results.json``); ValueError naming the file, and the cell, unless it
+    is one."""
     try:
         results = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
@@ -172,7 +173,7 @@ def read_results_file(path: str | Path, budget: str = "cpu") -> list[dict[str, A
     if not isinstance(results, list):
         raise ValueError(f"{path}: not a table's results.json (a list of cells' results)")
     return [r for k, r in enumerate(results)
-            if _checked(r, f"{path}, cell {k}")["budget"] == budget]
+            if _checked(r, f"{path}, cell {k}")["budget"] == budget or budget is None]
 
 
 def merge_results(own: list[dict[str, Any]],
