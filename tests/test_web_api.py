@@ -775,3 +775,32 @@ def test_head_asks_for_the_page_and_its_files(client):
         response = client.head(path)
         assert response.status_code == 200 and not response.content, (path, response.text)
         assert response.headers["content-type"].startswith(("text/html", "text/javascript"))
+
+
+@pytest.mark.parametrize("answer, error", [("raise RuntimeError('out of coffee')",
+                                            "RuntimeError: out of coffee"),
+                                           ("return 1.5", "BotActionError: bot Broken")])
+def test_a_failing_bot_is_named_in_a_json_500_and_the_game_kept(answer, error, tmp_path,
+                                                                monkeypatch):
+    """A server's own bot (``module:Class``) that raised or answered no action gave a
+    plain-text 'Internal Server Error' that the page showed as 'the server answered 500'."""
+    module = f"webbots_{len(answer)}"  # one module per case: imports are cached
+    (tmp_path / f"{module}.py").write_text(
+        "from agents.base import Agent\n\nclass Broken(Agent):\n"
+        f"    def act(self, observation, action_mask):\n        {answer}\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    spec = f"{module}:Broken"
+    client = TestClient(create_app(bots=[spec]), raise_server_exceptions=False)
+    state = client.post("/api/games", json={"game": "dice", "num_players": 2, "seed": 1,
+                                            "bots": [spec]}).json()
+    for _ in range(50):
+        answer_ = client.post(f"/api/games/{state['id']}/move", json={
+            "action": state["legal"][-1]["action"], "step": state["step"]})
+        if answer_.status_code != 200:
+            break
+        state = answer_.json()
+    assert answer_.status_code == 500
+    detail = answer_.json()["detail"]
+    assert detail.startswith(f"player 1 ({spec}) failed at step {state['step']}: {error}")
+    assert detail.endswith("the game cannot go on, start a new one")
+    assert client.get(f"/api/games/{state['id']}").json() == state

@@ -79,7 +79,7 @@ penalty), ``total`` as :func:`qwinto_env.rules.score_breakdown` gives them, and
 ``winners``; else ``null``).
 
 Errors answer ``{"detail": "<what and why>"}`` (a list of ``{"type", "loc", "msg"}`` for a
-body that does not fit the schema) and change nothing:
+body that does not fit the schema) and, but for a failed bot, change nothing:
 
 ======  ======================================================================================
 status  when
@@ -95,6 +95,9 @@ status  when
         or float or string for an integer, numbers out of range), an unknown game, a
         player count the game does not seat, a bot this server does not offer there, a bad
         seat, seed or start player, an action you may not play now
+500     a bot of the server failed (raised, or answered no legal action): the detail
+        names it and its error; the game keeps the steps made before it and cannot go on
+        (the traceback goes to the server's log)
 ======  ======================================================================================
 
 The game record

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from pathlib import Path
 from typing import Annotated, Any, Sequence
@@ -21,7 +22,7 @@ from .. import rules
 from ..parallel import GAMES
 from ..spec import SPECS
 from .menu import DEFAULT_BOTS, BotMenu
-from .session import MoveError, WebGame
+from .session import BotFailure, MoveError, WebGame
 from .store import GameStore, UnknownGameError
 
 __all__ = ["create_app", "STATIC", "MAX_BODY_BYTES", "MAX_SEED", "DEFAULT_MAX_GAMES"]
@@ -157,6 +158,13 @@ def create_app(bots: Sequence[str] = DEFAULT_BOTS,
         if error.status_code == 400 and error.__cause__ is not None:  # FastAPI's parser
             return JSONResponse({"detail": _unreadable(error.__cause__)}, status_code=400)
         return await http_exception_handler(request, error)
+
+    @app.exception_handler(BotFailure)
+    async def bot_failed(request: Request, error: BotFailure) -> JSONResponse:
+        # the server's fault, not the request's: the page shows the detail, the log the
+        # bot's traceback (Starlette's own 500 says "Internal Server Error" in plain text)
+        logging.getLogger("uvicorn.error").error("%s", error, exc_info=error.__cause__)
+        return JSONResponse({"detail": str(error)}, status_code=500)
 
     # HEAD too: what `curl -I` and uptime checks send (its files under /static take it)
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)

@@ -22,7 +22,7 @@ from ..spec import cards as card_spec
 from ..spec import dice as dice_spec
 from .record import make_record
 
-__all__ = ["WebGame", "MoveError", "PERSON"]
+__all__ = ["WebGame", "MoveError", "BotFailure", "PERSON"]
 
 #: The person's name in the state and the record.
 PERSON = "you"
@@ -35,6 +35,11 @@ class MoveError(ValueError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class BotFailure(RuntimeError):
+    """A bot of the game raised or answered no legal action (a fault of the server's bot,
+    not of the request): the game keeps the steps made before, and cannot go on."""
 
 
 # -- one game -------------------------------------------------------------------------------
@@ -124,8 +129,15 @@ class WebGame:
         """The joint action: the person's ``action`` (None: their only legal one), the
         bots' choices."""
         return [int(action) if seat == self.seat and action is not None else
-                seat_action(self.game, seat, self.bots.get(seat))
-                for seat in range(self.game.num_players)]
+                self._bot_action(seat) for seat in range(self.game.num_players)]
+
+    def _bot_action(self, seat: int) -> int:
+        try:
+            return seat_action(self.game, seat, self.bots.get(seat))
+        except Exception as error:  # noqa: BLE001 - a bot's failure, whatever it raised
+            raise BotFailure(f"{self.who(seat)} failed at step {len(self.actions)}: "
+                             f"{type(error).__name__}: {error}; the game cannot go on, "
+                             f"start a new one") from error
 
     def _step(self, actions: list[int]) -> None:
         turn, step = self.game.turn, len(self.actions)
