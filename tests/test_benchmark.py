@@ -288,10 +288,10 @@ def test_another_budgets_table_leaves_the_shipped_table_and_cells(tmp_path, monk
     (["table", "--root", "/no/such", "--doc", "", "--baselines", __file__],
      f"argument --baselines: {__file__}: not a table's results.json ("),
     (["run", "--task", "dice-solo-v0", "--algo", "ppo", "--seed", "0", "--steps", "64",
-      "--root", "/no/such/root"], "argument --steps: 64 learner steps are fewer than the ppo "
-                                  "baseline needs on dice-solo-v0 for its first update (4,096)"),
+      "--root", "/no/such/root"], "argument --steps: 64 learner steps are fewer than algorithm "
+                                  "'ppo' needs on dice-solo-v0 for its first update (4,096)"),
     *[(["run", "--task", "dice-2p-v0", "--algo", algo, "--seed", "0", "--steps", "200",
-        "--root", "/no/such/root"], f"fewer than the {algo} baseline needs on dice-2p-v0 for "
+        "--root", "/no/such/root"], f"fewer than algorithm '{algo}' needs on dice-2p-v0 for "
                                     f"its first update ({fewest})")
       for algo, fewest in (("dqn", "5,001"), ("maskable-ppo", "2,048"), ("nfsp", "2,032"))],
     (["table", "--root", "/no/such", "--doc", "", "--out", __file__], "is a file, not a folder"),

@@ -106,7 +106,7 @@ def check_steps(name: str, task: Any, steps: int) -> None:
     module = get_algorithm(name)
     fewest = module.min_steps(task) if hasattr(module, "min_steps") else 1
     if steps < fewest:
-        raise ValueError(f"{steps:,} learner steps are fewer than the {name} baseline needs "
+        raise ValueError(f"{steps:,} learner steps are fewer than algorithm {name!r} needs "
                          f"on {task.id} for its first update ({fewest:,})")
 
 
