@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -285,3 +288,36 @@ def test_a_seed_replays_the_games_against_random_opponents(front):
     with pytest.raises(ValueError, match="seed"):
         play_against_opponents(env, seed=-1, steps=0)
     assert draws(shared) == before
+
+
+def masked_random_steps(env, masks, rng, steps):
+    """``steps`` masked-random steps from ``masks``; the observations seen and the last
+    masks (a QwintoVecEnv's are its ``action_masks()``, a TorchVectorEnv's are returned)."""
+    seen = []
+    for _ in range(steps):
+        actions = random_masked(np.asarray(masks, dtype=bool), rng)
+        out = env.step(actions)
+        seen.append(np.asarray(out[0]))
+        masks = env.action_masks() if isinstance(env, QwintoVecEnv) else out[1]
+    return np.stack(seen), masks
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda env: pickle.loads(pickle.dumps(env))])
+@pytest.mark.parametrize("front, backend", [(QwintoVecEnv, "numpy"), (QwintoVecEnv, "torch"),
+                                            (TorchVectorEnv, "torch")])
+def test_a_clone_taken_mid_game_plays_on_alone(front, backend, clone):
+    """Tree search clones the vector env mid-game: the clone (its engine, its random
+    opponent's generator) plays on as the original does, and apart from it. The torch
+    backend held the torch module, which neither pickles nor deep-copies."""
+    kwargs = {"backend": backend} if front is QwintoVecEnv else {}
+    env = front(3, game="cards", opponents=RandomOpponent(backend, seed=0), seed=1, **kwargs)
+    if front is QwintoVecEnv:
+        env.reset()
+        masks = env.action_masks()
+    else:
+        masks = env.reset()[1]
+    _, masks = masked_random_steps(env, masks, np.random.default_rng(2), 3)
+    twin = clone(env)
+    ours, _ = masked_random_steps(env, masks, np.random.default_rng(5), 40)
+    assert np.array_equal(masked_random_steps(twin, masks, np.random.default_rng(5), 40)[0],
+                          ours)

@@ -417,6 +417,11 @@ class TorchBackend(Backend):
         self._byte_bits = None
         self._pop16 = None
 
+    def __reduce__(self):
+        # The torch module it holds does not pickle; a rebuilt backend is the same one, so
+        # engines and vector envs on torch can be pickled and deep-copied (tree search).
+        return TorchBackend, (self.device,)
+
     def asarray(self, data, dtype):
         if isinstance(data, self.torch.Tensor):
             return data.to(device=self.device, dtype=dtype).clone()
