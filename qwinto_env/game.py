@@ -56,8 +56,12 @@ def type_problem(action: Any) -> str | None:
     """Why ``action`` is no integer action at all (a bug in the caller, which
     ``illegal_action="pass"`` does not forgive), or ``None``. Python and numpy integers
     and 0-d integer arrays are actions; bools are not."""
-    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-        return None
+    if isinstance(action, np.ndarray):
+        if action.shape == () and action.dtype.kind in "iu":
+            return None
+        # "got ndarray" alone reads as if no array were taken, while 0-d ones are
+        return (f"actions must be integers or 0-d integer arrays, got an array of shape "
+                f"{action.shape} and dtype {action.dtype}")
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         return f"actions must be integers, got {type(action).__name__}"
     return None

@@ -296,6 +296,27 @@ def test_pass_mode_still_refuses_what_is_no_integer(game, bad):
     assert single.step(0)[4]["illegal_action"]       # an integer is still forgiven
 
 
+
+@pytest.mark.parametrize("bad, says", [(np.array([3]), r"shape \(1,\) and dtype int64"),
+                                       (np.array(3.0), r"shape \(\) and dtype float64"),
+                                       (np.array(True), r"shape \(\) and dtype bool")])
+def test_an_array_action_is_refused_with_its_shape_and_dtype(bad, says):
+    """0-d integer arrays are actions (a policy's ``predict`` gives them), so "got ndarray"
+    alone misled: the refusal names the array's shape and dtype. Numpy integers and 0-d
+    integer arrays of any width play as the Python int."""
+    def play(action):
+        env = gymnasium.make("Qwinto-v0")
+        obs, _ = env.reset(seed=3)
+        return env.step(action)[0]["observation"]
+
+    env = gymnasium.make("Qwinto-v0")
+    env.reset(seed=3)
+    with pytest.raises(IllegalActionError, match=r"0-d integer arrays, got an array of " + says):
+        env.step(bad)
+    legal = int(np.flatnonzero(env.reset(seed=3)[0]["action_mask"])[-1])
+    for same in (np.int32(legal), np.uint8(legal), np.array(legal), np.array(legal, np.int16)):
+        assert np.array_equal(play(same), play(legal))
+
 # -- the agent lists a user holds, agents that are none, steps before a game ----------------
 
 def masked_game(env, seed: int) -> list[int]:
