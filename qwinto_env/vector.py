@@ -194,10 +194,19 @@ def _observation_space(engine: Any) -> spaces.Box:
     return spaces.Box(0.0, 1.0, (engine.obs_size,), np.float32)
 
 
-def _make_engine(game: str, num_games: int, num_players: int, **options: Any) -> Any:
+def _make_engine(front: type, game: str, num_games: int, num_players: int,
+                 game_options: dict[str, Any], **settings: Any) -> Any:
+    """The batched engine of ``front`` (a vector env class): its ``settings`` and the
+    user's ``game_options``, which may be any engine option that ``front`` does not set.
+    An unknown one raises ``TypeError`` naming it and listing what ``front`` accepts (the
+    engine's own "unexpected keyword argument" named neither)."""
     if game not in BATCHED_GAMES:
         raise ValueError(f"unknown game {game!r}; choose one of {sorted(BATCHED_GAMES)}")
-    return BATCHED_GAMES[game](num_games, num_players, **options)
+    engine = BATCHED_GAMES[game]
+    taken = set(keyword_names(front)) | set(settings)
+    check_options(f"{front.__name__}()", game_options,
+                  keyword_names(front) + [n for n in keyword_names(engine) if n not in taken])
+    return engine(num_games, num_players, **settings, **game_options)
 
 
 class QwintoVecEnv(VecEnv):
@@ -206,9 +215,11 @@ class QwintoVecEnv(VecEnv):
     ``num_games`` games of ``num_players`` seats on the numpy engine (or ``backend="torch"``
     with a ``device``; results are copied to numpy for SB3). ``opponents`` and
     ``learner_seat`` choose the entry mapping (module docstring); ``reward``,
-    ``random_start``, ``seed`` and game options (``empty_pile`` for the cards) go to the
-    engine (``seed()`` before ``reset()`` reseeds it, and the opponents, as in SB3; see
-    :meth:`set_options` for the reset's options). Illegal actions raise
+    ``random_start``, ``seed`` and the engine's other options (``start_player``;
+    ``empty_pile`` for the cards) go to the engine (``seed()`` before ``reset()`` reseeds
+    it, and the opponents, as in SB3; see :meth:`set_options` for the reset's options).
+    Any other keyword raises a ``TypeError`` naming it and listing these (so does
+    :class:`TorchVectorEnv`). Illegal actions raise
     :class:`~qwinto_env.game.IllegalActionError`.
     """
 
@@ -217,10 +228,9 @@ class QwintoVecEnv(VecEnv):
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
                  seed: int | None = None, backend: str = "numpy", device: Any = None,
                  **game_options: Any):
-        self.engine = _make_engine(game, num_games, num_players, backend=backend,
-                                   device=device, seed=seed, reward=reward,
-                                   random_start=random_start, final_observations=True,
-                                   **game_options)
+        self.engine = _make_engine(QwintoVecEnv, game, num_games, num_players, game_options,
+                                   backend=backend, device=device, seed=seed, reward=reward,
+                                   random_start=random_start, final_observations=True)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
         self._seats.reseed(seed)
         self.render_mode = None
@@ -355,10 +365,10 @@ class TorchVectorEnv:
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
                  seed: int | None = None, final_observations: bool = False,
                  **game_options: Any):
-        self.engine = _make_engine(game, num_games, num_players, backend="torch",
-                                   device=device, seed=seed, reward=reward,
+        self.engine = _make_engine(TorchVectorEnv, game, num_games, num_players, game_options,
+                                   backend="torch", device=device, seed=seed, reward=reward,
                                    random_start=random_start,
-                                   final_observations=final_observations, **game_options)
+                                   final_observations=final_observations)
         self._seats = _SeatMap(self.engine, opponents, learner_seat)
         self._seats.reseed(seed)
         self.num_envs = self._seats.num_envs

@@ -321,3 +321,20 @@ def test_a_clone_taken_mid_game_plays_on_alone(front, backend, clone):
     ours, _ = masked_random_steps(env, masks, np.random.default_rng(5), 40)
     assert np.array_equal(masked_random_steps(twin, masks, np.random.default_rng(5), 40)[0],
                           ours)
+
+
+@pytest.mark.parametrize("front", [QwintoVecEnv, TorchVectorEnv])
+def test_unknown_options_name_the_vector_env_and_what_it_accepts(front):
+    """The engine's "BatchedDiceGame.__init__() got an unexpected keyword argument" named
+    neither the class the user called nor the options it takes; an option the env sets
+    itself (final_observations, backend) came as "got multiple values"."""
+    name = front.__name__
+    with pytest.raises(TypeError, match=rf"{name}\(\) got unknown option\(s\) 'foo'; "
+                                        r"accepted: .*learner_seat.*start_player"):
+        front(2, foo=1)
+    with pytest.raises(TypeError, match=rf"{name}\(\) got unknown option\(s\) 'empty_pile'"):
+        front(2, empty_pile="end")  # a card-game option
+    itself = "final_observations" if front is QwintoVecEnv else "backend"
+    with pytest.raises(TypeError, match=rf"{name}\(\) got unknown option\(s\) '{itself}'"):
+        front(2, **{itself: "numpy" if itself == "backend" else True})
+    assert front(2, game="cards", empty_pile="end", start_player=1).num_envs == 4
