@@ -175,6 +175,41 @@ def test_make_vec(game, mode, episodes):
     check_against_reference(venv, game, episodes)
 
 
+
+def test_make_vec_autoreset_modes():
+    """Gymnasium 1.x's three autoreset modes through ``make_vec(vector_kwargs=...)``:
+    SAME_STEP hands the final observation and infos of the single env's last step, and
+    DISABLED plays on after ``reset(options={"reset_mask": ...})`` (docs/single.md)."""
+    from gymnasium.vector import AutoresetMode
+
+    def last_legal(masks):
+        return np.array([np.flatnonzero(m)[-1] for m in masks])
+
+    single = gymnasium.make("Qwinto-v0")
+    obs, _ = single.reset(seed=4)
+    venv = gymnasium.make_vec("Qwinto-v0", num_envs=1,
+                              vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
+    vobs, _ = venv.reset(seed=4)
+    terminated = False
+    while not terminated:
+        action = last_legal([obs["action_mask"]])
+        obs, reward, terminated, _, info = single.step(int(action[0]))
+        vobs, vreward, vterminated, _, vinfo = venv.step(action)
+        assert vterminated[0] == terminated and vreward[0] == reward
+    assert np.array_equal(vinfo["final_obs"][0]["observation"], obs["observation"])
+    assert vinfo["final_info"]["scores"][0] == info["scores"]
+    assert vobs["action_mask"][0].sum() > 1  # already the next game's first decision
+    venv = gymnasium.make_vec("Qwinto-v0", num_envs=2,
+                              vector_kwargs={"autoreset_mode": AutoresetMode.DISABLED})
+    vobs, _ = venv.reset(seed=0)
+    ended = 0
+    while ended < 4:
+        vobs, _, vterminated, vtruncated, _ = venv.step(last_legal(vobs["action_mask"]))
+        if (vterminated | vtruncated).any():
+            ended += int((vterminated | vtruncated).sum())
+            vobs, _ = venv.reset(options={"reset_mask": vterminated | vtruncated})
+    venv.close()
+
 ASYNC_WITH_NETWORKS = """
 import numpy as np, torch, gymnasium, qwinto_env
 torch.ones(2 ** 22).add_(1)  # this process has run a parallel op before it forks

@@ -1,6 +1,8 @@
 """The single-agent Gymnasium env (Qwinto-v0): checkers, skipping, rewards, seeding,
 opponents, masks for sb3-contrib, bad input."""
 
+import copy
+import pickle
 import warnings
 
 import gymnasium
@@ -228,6 +230,31 @@ def test_reset_options_fix_seat_and_start_player():
     with pytest.raises(OpponentSpecError, match="learner_seat"):
         env.reset(options={"learner_seat": 4})
 
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda env: pickle.loads(pickle.dumps(env))])
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_a_clone_taken_mid_game_plays_on_alone(game, clone):
+    """Tree search clones the env mid-game (docs/single.md): the clone, its opponents and
+    their generators play on as the original does, and apart from it."""
+    env = make(game, 3, opponents=["random", "expert"], learner_seat="random")
+    obs, _ = env.reset(seed=5)
+    for _ in range(3):
+        obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    twin = clone(env)
+
+    def play_on(copy_of):
+        rng, seen, now = np.random.default_rng(1), [], obs
+        for _ in range(200):
+            now, reward, terminated, _, info = copy_of.step(
+                int(rng.choice(np.flatnonzero(now["action_mask"]))))
+            seen.append((now["observation"].tobytes(), reward, info["opponent_actions"]))
+            if terminated:
+                return seen
+        raise AssertionError("no end in 200 decisions")
+
+    ours = play_on(env)
+    assert play_on(twin) == ours
 
 # -- illegal actions ---------------------------------------------------------------------------
 
