@@ -19,6 +19,7 @@ loader: pass them as they are.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 from importlib.metadata import entry_points
@@ -27,7 +28,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "BotActionError", "register_loader",
-           "opponent_loader", "make_opponents", "make_agent", "split_specs", "bot_action"]
+           "opponent_loader", "make_opponents", "make_agent", "split_specs", "bot_action",
+           "reset_problem"]
 
 #: The entry-point group a package declares its loader in.
 ENTRY_POINT_GROUP = "qwinto_env.opponents"
@@ -107,6 +109,23 @@ def opponent_loader() -> Loader:
     return declared[0].load()
 
 
+def reset_problem(agent: Any) -> str | None:
+    """Why the environments could not call ``agent.reset(seed=...)``, which they do at every
+    seeded reset, or ``None`` (no ``reset`` method, or one that takes ``seed``). Asked when
+    the agent is given, so that no reset fails half-way."""
+    reset = getattr(agent, "reset", None)
+    if not callable(reset):
+        return None
+    try:
+        inspect.signature(reset).bind(seed=0)
+    except ValueError:  # no signature to read (a builtin): the call itself will tell
+        return None
+    except TypeError:
+        return (f"its reset{inspect.signature(reset)} takes no seed, and the environments "
+                f"call reset(seed=...) to seed it: define reset(self, seed=None)")
+    return None
+
+
 def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
     """One agent per other seat (``num_players - 1``) from ``opponents``.
 
@@ -131,7 +150,8 @@ def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
 
 def make_agent(spec: Any, game: str, num_players: int) -> Any:
     """One agent from one spec (as in :func:`make_opponents`): an object with ``act`` as it
-    is (refused when its ``game`` or ``num_players`` differ from the table's), else what
+    is (refused when its ``game`` or ``num_players`` differ from the table's, or when
+    :func:`reset_problem` finds one), else what
     the :func:`opponent_loader` makes of the name or path. A name holding a comma outside
     brackets (the command line's list of specs) is refused, pointing to a list."""
     if callable(getattr(spec, "act", None)):
@@ -140,6 +160,9 @@ def make_agent(spec: Any, game: str, num_players: int) -> Any:
             if have != want:
                 raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
                                         f"table plays {attr}={want!r}")
+        problem = reset_problem(spec)
+        if problem:
+            raise OpponentSpecError(f"opponent {spec!r}: {problem}")
         return spec
     if isinstance(spec, str) and len(split_specs(spec)) > 1 and not os.path.exists(spec):
         raise OpponentSpecError(f"agent spec {spec!r} names several agents: give them as a "

@@ -30,7 +30,8 @@ option               default      meaning
                                   a name for :func:`agents.load` (``"random"``,
                                   ``"greedy"``, ``"expert"``; found through
                                   :mod:`qwinto_env.opponents`), a checkpoint
-                                  path, or an agent object. ``opponents[k-1]``
+                                  path, or an agent object (its ``reset``, if
+                                  any, must take ``seed=``). ``opponents[k-1]``
                                   sits ``k`` seats after the learner (turn
                                   order), whatever its seat.
 ``learner_seat``     ``0``        the learner's seat, or ``"random"``: drawn at every

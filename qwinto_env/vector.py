@@ -16,7 +16,8 @@ Two ways to map games to environment entries (both front-ends):
   backend (numpy for the SB3 env unless ``backend="torch"``, tensors on the device for
   the torch env), and ``actions`` (N,) integers. :class:`RandomOpponent` plays
   uniformly over legal actions. The env's seed (``seed=``, a seeded reset) reseeds every
-  opponent that has a ``reset(seed=...)`` method, so one seed replays the same games.
+  opponent that has a ``reset(seed=...)`` method, so one seed replays the same games (an
+  opponent whose ``reset`` takes no ``seed`` is refused).
 
 Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
 float32)`` for the dice game, ``(33P+149,)`` for the cards); the legal-action masks come separately. For SB3 the
@@ -64,6 +65,7 @@ from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
 from .batched import BATCHED_GAMES, Backend, get_backend, pack_masks, uniform_legal
+from .opponents import reset_problem
 from .parallel import check_options, keyword_names
 
 Opponent = Callable[[Any, Any], Any]
@@ -112,6 +114,9 @@ class _SeatMap:
                              f"callables (one per seat other than the learner's), got "
                              f"{opponents!r}")
         for k, opponent in enumerate(opponents):
+            problem = reset_problem(opponent)
+            if problem:
+                raise ValueError(f"opponents[{k}] {opponent!r}: {problem}")
             theirs = getattr(opponent, "backend", None)  # a RandomOpponent's, say
             if isinstance(theirs, Backend) and (theirs.name, str(theirs.device)) != \
                     (self.backend.name, str(self.backend.device)):

@@ -355,6 +355,20 @@ def test_bad_configuration(kwargs, error, match):
         QwintoSingleEnv(**{"game": "dice", "num_players": 2, **kwargs})
 
 
+
+class ResetsWithoutSeed(LoopRandom):
+    def reset(self):  # clears its own state, takes no seed
+        pass
+
+
+def test_an_opponent_whose_reset_takes_no_seed_is_refused_when_given():
+    """Every seeded reset calls ``opponent.reset(seed=...)``: such an opponent made the
+    first reset fail half-way (the env's generator already reseeded). It is refused
+    by gymnasium.make, naming the method and the signature to give it."""
+    with pytest.raises(OpponentSpecError, match=r"reset\(\) takes no seed.*"
+                                                r"define reset\(self, seed=None\)"):
+        make("dice", 2, opponents=ResetsWithoutSeed())
+
 def test_comma_separated_opponents_point_to_a_list():
     # The command line's form; as one spec it was an "unknown agent spec".
     with pytest.raises(OpponentSpecError, match=r"'random,greedy' names several agents: give "

@@ -338,3 +338,19 @@ def test_unknown_options_name_the_vector_env_and_what_it_accepts(front):
     with pytest.raises(TypeError, match=rf"{name}\(\) got unknown option\(s\) '{itself}'"):
         front(2, **{itself: "numpy" if itself == "backend" else True})
     assert front(2, game="cards", empty_pile="end", start_player=1).num_envs == 4
+
+
+
+@pytest.mark.parametrize("front", [QwintoVecEnv, TorchVectorEnv])
+def test_an_opponent_whose_reset_takes_no_seed_is_refused_when_given(front):
+    """The env's seed reseeds its opponents with ``reset(seed=...)``: an opponent whose
+    ``reset`` takes no seed failed in the constructor with the call's own TypeError."""
+    class FirstLegal:
+        def __call__(self, obs, masks):
+            return masks.argmax(-1)
+
+        def reset(self):
+            pass
+
+    with pytest.raises(ValueError, match=r"opponents\[0\] .*reset\(\) takes no seed"):
+        front(2, opponents=FirstLegal(), seed=1)
