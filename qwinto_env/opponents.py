@@ -20,12 +20,13 @@ loader: pass them as they are.
 from __future__ import annotations
 
 import inspect
-import operator
 import os
 from importlib.metadata import entry_points
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from .game import type_problem
 
 __all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "BotActionError", "register_loader",
            "opponent_loader", "make_opponents", "make_agent", "split_specs", "bot_action",
@@ -47,23 +48,21 @@ class BotActionError(ValueError):
 
 
 def bot_action(bot: Any, observation: Any, action_mask: np.ndarray) -> int:
-    """``bot.act(observation, action_mask)`` as an int. Any integer answers (Python,
-    numpy, a 0-d integer array or tensor); :class:`BotActionError` naming the bot and
-    its answer for anything else (``None``, a float, a bool) or an action outside the
-    mask, before it reaches the game (where a float would be truncated, or the error
-    would blame the seat's player)."""
+    """``bot.act(observation, action_mask)`` as an int. An integer answers as the envs take
+    it (:func:`~qwinto_env.game.type_problem`: Python and numpy integers, 0-d integer
+    arrays; a tensor as its numpy array); :class:`BotActionError` naming the bot and its
+    answer for anything else (``None``, a float, a bool) or an action outside the mask,
+    before it reaches the game (where a float would be truncated, or the error would
+    blame the seat's player)."""
     answer = bot.act(observation, action_mask)
-    try:
-        action = None if isinstance(answer, (bool, np.bool_)) else operator.index(answer)
-    except TypeError:
-        action = None
-    mask = np.asarray(action_mask)
-    if action is None:
-        problem = "an action must be an integer"
-    elif not 0 <= action < mask.shape[-1] or not mask[action]:
+    value = answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer
+    problem = type_problem(value)
+    if problem is None:
+        mask = np.asarray(action_mask)
+        action = int(value)
+        if 0 <= action < mask.shape[-1] and mask[action]:
+            return action
         problem = f"not legal (legal: {np.flatnonzero(mask).tolist()})"
-    else:
-        return action
     name = getattr(bot, "name", None)
     raise BotActionError(f"bot {type(bot).__name__}" + (f" {name!r}" if isinstance(name, str)
                                                         else "")
@@ -131,8 +130,9 @@ def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
 
     ``opponents`` is one spec (reused for every other seat; a name or path builds a
     separate agent per seat, an agent object is shared), a sequence of one spec (the
-    same), or a sequence of exactly ``num_players - 1`` specs. A spec is a name or checkpoint path for the
-    :func:`opponent_loader`, or an object with ``act(observation, action_mask) -> int``.
+    same), or a sequence of exactly ``num_players - 1`` specs. A spec is a name or
+    checkpoint path for the :func:`opponent_loader`, or an object with
+    ``act(observation, action_mask) -> int``.
     """
     count = num_players - 1
     if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Sequence):

@@ -20,10 +20,12 @@ from qwinto_env.opponents import BotActionError
 
 INTEGERS = {"int": int, "numpy int": np.int64, "0-d array": np.array,
             "integer tensor": torch.tensor}
-BAD = {"None": (lambda a: None, "None: an action must be an integer"),
-       "float": (lambda a: float(a) + 0.7, ".7: an action must be an integer"),
-       "bool": (lambda a: True, "True: an action must be an integer"),
-       "float tensor": (lambda a: torch.tensor(a + 0.5), "an action must be an integer"),
+BAD = {"None": (lambda a: None, "None: actions must be integers, got NoneType"),
+       "float": (lambda a: float(a) + 0.7, ".7: actions must be integers, got float"),
+       "bool": (lambda a: True, "True: actions must be integers, got bool"),
+       "float tensor": (lambda a: torch.tensor(a + 0.5), "actions must be integers or 0-d "
+                        "integer arrays, got an array of shape () and dtype float32"),
+       "one-element tensor": (lambda a: torch.tensor([a]), "got an array of shape (1,)"),
        "out of range": (lambda a: 999, "999: not legal (legal: ["),
        "masked out": ("first forbidden", "not legal (legal: [")}
 
