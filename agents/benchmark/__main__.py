@@ -258,7 +258,7 @@ def table(args: argparse.Namespace) -> int:
     page = _doc_page(args.doc) if args.doc else ""
     baselines = _baselines(args.baselines, args.budget) if args.baselines else None
     if not args.out:  # Path('') is the working folder: '' means "none" to --doc
-        raise ValueError("argument --out: '' is no folder (the default: docs/benchmark)")
+        raise ValueError("argument --out: '' is no folder (leave --out out for the default)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValueError(f"argument --out: {args.out!r} is a file, not a folder")
     kept = _other_budgets(Path(args.out) / "results.json", args.budget)

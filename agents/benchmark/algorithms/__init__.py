@@ -21,7 +21,8 @@ Every module named in :data:`ALGORITHMS`, and any module of yours that
   ``progress.update(steps_done, make_agent)`` every so often (cheap when no curve point
   is due; ``make_agent()`` builds the agent as it is now, only when one is), at least
   once when it ends, with ``steps_done`` at least ``steps`` there (the runner refuses
-  a cell that reports fewer: its result would claim a budget it has no record of). Same seed, same machine, same thread count: the same agent.
+  a cell that reports fewer: its result would claim a budget it has no record of).
+  Same seed, same machine, same thread count: the same agent.
 
 The runner (:mod:`agents.benchmark.runner`) times training apart from the curve's
 evaluations, and evaluates the returned agent with the task's protocol.
@@ -36,7 +37,8 @@ from typing import Any, Callable
 from ...load import import_own
 from ..extras import require
 
-__all__ = ["ALGORITHMS", "CONTRACT", "AlgorithmError", "get_algorithm", "require_algorithm", "check_steps", "Progress"]
+__all__ = ["ALGORITHMS", "CONTRACT", "AlgorithmError", "get_algorithm", "require_algorithm",
+           "check_steps", "Progress"]
 
 #: name -> module (imported when the algorithm is used: each pulls its own library)
 ALGORITHMS: dict[str, str] = {
