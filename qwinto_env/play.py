@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -115,6 +116,10 @@ class _Leave(Exception):
     def __init__(self, message: str, status: int):
         super().__init__(message)
         self.status = status
+
+
+class _BotFailed(Exception):
+    """A bot's ``act`` raised; the message names the bot and the turn."""
 
 
 # -- plain words -------------------------------------------------------------------------
@@ -351,7 +356,7 @@ class TerminalGame:
         except KeyboardInterrupt:  # at the prompt or while a bot thinks
             self._out(f"Interrupted. Game abandoned in turn {self.game.turn + 1}.")
             return 130
-        except BotActionError as error:  # a faulty bot
+        except (BotActionError, _BotFailed) as error:  # a faulty bot
             self._out(f"error: {error}; game stopped")
             return 1
         self._out("")
@@ -371,8 +376,18 @@ class TerminalGame:
             if seat == self.seat and len(legal) > 1:
                 actions.append(self._ask(legal))
             else:
-                actions.append(seat_action(game, seat, self.bots.get(seat)))
+                actions.append(self._bot_action(seat))
         self._report(phase, play_step(game, actions, compact=True))
+
+    def _bot_action(self, seat: int) -> int:
+        try:
+            return seat_action(self.game, seat, self.bots.get(seat))
+        except BotActionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a bot's own failure, whatever it raised
+            traceback.print_exc()  # for the bot's author, on stderr; the screen gets one line
+            raise _BotFailed(f"{self.who(seat)} failed in turn {self.game.turn + 1}: "
+                             f"{type(error).__name__}: {error}") from error
 
     def _report(self, phase: str, events: list[tuple[int, str]]) -> None:
         if phase in ("choose", "play") and self._printed:

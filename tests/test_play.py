@@ -132,6 +132,22 @@ def test_a_bot_that_breaks_the_rules_stops_the_game_cleanly():
     assert "error: bot Cheater 'cheater' answered act() with 9: not legal" in script.text
 
 
+def test_a_bot_that_raises_stops_the_game_with_one_line_and_its_traceback(capsys):
+    class Broken:
+        name = "broken"
+
+        def act(self, observation, action_mask):
+            raise RuntimeError("kaboom")
+
+    script = Script(["1"] * 10)
+    session = TerminalGame("dice", [Broken()], seed=0, start_player=1,
+                           input_fn=script.input, print_fn=script.print)
+    assert session.play() == 1
+    assert script.lines[-1] == ("error: player 1 (broken) failed in turn 1: RuntimeError: "
+                                "kaboom; game stopped")
+    assert 'raise RuntimeError("kaboom")' in capsys.readouterr().err
+
+
 def test_ctrl_c_while_a_bot_thinks():
     class Sleeper:
         name = "sleeper"
