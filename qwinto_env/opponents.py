@@ -29,8 +29,8 @@ import numpy as np
 from .game import type_problem
 
 __all__ = ["ENTRY_POINT_GROUP", "OpponentSpecError", "BotActionError", "register_loader",
-           "opponent_loader", "make_opponents", "make_agent", "split_specs", "bot_action",
-           "reset_problem"]
+           "opponent_loader", "make_opponents", "seat_specs", "make_agent", "checked_agent",
+           "split_specs", "bot_action", "reset_problem"]
 
 #: The entry-point group a package declares its loader in.
 ENTRY_POINT_GROUP = "qwinto_env.opponents"
@@ -126,46 +126,54 @@ def reset_problem(agent: Any) -> str | None:
 
 
 def make_opponents(opponents: Any, game: str, num_players: int) -> list[Any]:
-    """One agent per other seat (``num_players - 1``) from ``opponents``.
+    """One agent per other seat (``num_players - 1``) from ``opponents``
+    (:func:`seat_specs`); a spec is a name or checkpoint path for the
+    :func:`opponent_loader`, or an object with ``act(observation, action_mask) -> int``
+    (:func:`make_agent`)."""
+    return [make_agent(spec, game, num_players) for spec in seat_specs(opponents, num_players)]
 
-    ``opponents`` is one spec (reused for every other seat; a name or path builds a
-    separate agent per seat, an agent object is shared), a sequence of one spec (the
-    same), or a sequence of exactly ``num_players - 1`` specs. A spec is a name or
-    checkpoint path for the :func:`opponent_loader`, or an object with
-    ``act(observation, action_mask) -> int``.
-    """
+
+def seat_specs(opponents: Any, num_players: int) -> list[Any]:
+    """The spec of each other seat (``num_players - 1``) from ``opponents``: one spec
+    (reused for every other seat; a name or path then builds a separate agent per seat,
+    an object is shared), a sequence of one spec (the same), or a sequence of exactly
+    ``num_players - 1`` specs; :class:`OpponentSpecError` for another count."""
     count = num_players - 1
     if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Sequence):
-        specs = [opponents] * count
-    else:
-        specs = list(opponents)
-        if len(specs) == 1:
-            specs = specs * count
-        elif len(specs) != count:
-            raise OpponentSpecError(
-                f"opponents: expected one spec or {count} (one per other seat of "
-                f"{num_players} players), got {len(specs)}: {specs!r}")
-    return [make_agent(spec, game, num_players) for spec in specs]
+        return [opponents] * count
+    specs = list(opponents)
+    if len(specs) == 1:
+        return specs * count
+    if len(specs) != count:
+        raise OpponentSpecError(
+            f"opponents: expected one spec or {count} (one per other seat of "
+            f"{num_players} players), got {len(specs)}: {specs!r}")
+    return specs
 
 
 def make_agent(spec: Any, game: str, num_players: int) -> Any:
     """One agent from one spec (as in :func:`make_opponents`): an object with ``act`` as it
-    is (refused when its ``game`` or ``num_players`` differ from the table's, or when
-    :func:`reset_problem` finds one), else what
-    the :func:`opponent_loader` makes of the name or path. A name holding a comma outside
-    brackets (the command line's list of specs) is refused, pointing to a list."""
+    is, if :func:`checked_agent` passes it, else what the :func:`opponent_loader` makes of
+    the name or path. A name holding a comma outside brackets (the command line's list of
+    specs) is refused, pointing to a list."""
     if callable(getattr(spec, "act", None)):
-        for attr, want in (("game", game), ("num_players", num_players)):
-            have = getattr(spec, attr, want)
-            if have != want:
-                raise OpponentSpecError(f"opponent {spec!r} has {attr}={have!r}, but the "
-                                        f"table plays {attr}={want!r}")
-        problem = reset_problem(spec)
-        if problem:
-            raise OpponentSpecError(f"opponent {spec!r}: {problem}")
-        return spec
+        return checked_agent(spec, game, num_players)
     if isinstance(spec, str) and len(split_specs(spec)) > 1 and not os.path.exists(spec):
         raise OpponentSpecError(f"agent spec {spec!r} names several agents: give them as a "
                                 f"list, {split_specs(spec)!r}, one per seat (commas separate "
                                 f"specs on the command line only)")
     return opponent_loader()(spec, game=game, num_players=num_players)
+
+
+def checked_agent(agent: Any, game: str, num_players: int) -> Any:
+    """``agent`` (an object given as an opponent), or :class:`OpponentSpecError` when its
+    ``game`` or ``num_players`` differ from the table's or :func:`reset_problem` finds one."""
+    for attr, want in (("game", game), ("num_players", num_players)):
+        have = getattr(agent, attr, want)
+        if have != want:
+            raise OpponentSpecError(f"opponent {agent!r} has {attr}={have!r}, but the "
+                                    f"table plays {attr}={want!r}")
+    problem = reset_problem(agent)
+    if problem:
+        raise OpponentSpecError(f"opponent {agent!r}: {problem}")
+    return agent
