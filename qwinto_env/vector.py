@@ -9,15 +9,20 @@ Two ways to map games to environment entries (both front-ends):
   One policy plays all seats (parameter-shared self-play). Seats with nothing to decide
   have exactly one legal action (pass), so their entries cost the learner nothing.
 * **one learner seat per game** (``opponents=...``): ``num_envs = num_games``; the
-  learner plays ``learner_seat`` and the other seats are played by ``opponents``: one
-  callable for all of them or a list with one per other seat (in seat order). An
-  opponent is batched: ``opponent(obs, masks) -> actions`` with ``obs`` (N, obs_size)
-  float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards), arrays of the engine's
-  backend (numpy for the SB3 env unless ``backend="torch"``, tensors on the device for
-  the torch env), and ``actions`` (N,) integers. :class:`RandomOpponent` plays
-  uniformly over legal actions. The env's seed (``seed=``, a seeded reset) reseeds every
-  opponent that has a ``reset(seed=...)`` method, so one seed replays the same games (an
-  opponent whose ``reset`` takes no ``seed`` is refused).
+  learner plays ``learner_seat`` and the other seats are played by ``opponents``, given
+  as to ``Qwinto-v0`` (:func:`~qwinto_env.opponents.seat_specs`): one spec for all of
+  them (a name builds one agent per seat) or a list with one per other seat, in seat
+  order. A spec is a bot's name, a checkpoint path or ``"pretrained:<name>"`` (built by
+  :func:`~qwinto_env.opponents.make_agent`, as ``Qwinto-v0`` builds them), an agent
+  object with ``act_batch(observations, masks)`` (both played as an
+  :class:`AgentOpponent`), or a batched callable ``opponent(obs, masks) -> actions``
+  with ``obs`` (N, obs_size) float32, ``masks`` (N, A) int8 (A = 37 dice, 88 cards),
+  arrays of the engine's backend (numpy for the SB3 env unless ``backend="torch"``,
+  tensors on the device for the torch env), and ``actions`` (N,) integers.
+  :class:`RandomOpponent` plays uniformly over legal actions. The env's seed (``seed=``,
+  a seeded reset) reseeds every opponent that has a ``reset(seed=...)`` method (agents
+  do), so one seed replays the same games (an opponent whose ``reset`` takes no ``seed``
+  is refused).
 
 Observations are the ParallelEnv's ego-centric vectors (``Box(0, 1, (32P+25,),
 float32)`` for the dice game, ``(33P+149,)`` for the cards); the legal-action masks come separately. For SB3 the
@@ -55,9 +60,10 @@ the torch env returns the batched engine's report in ``info``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import abc
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 from gymnasium import spaces
@@ -65,7 +71,8 @@ from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
 from .batched import BATCHED_GAMES, Backend, get_backend, pack_masks, uniform_legal
-from .opponents import reset_problem
+from .opponents import (OpponentSpecError, checked_agent, make_agent, reset_problem,
+                        seat_specs)
 from .parallel import check_options, keyword_names
 
 Opponent = Callable[[Any, Any], Any]
@@ -89,11 +96,75 @@ class RandomOpponent:
                              masks.shape[-1])
 
 
+class AgentOpponent:
+    """An agent's ``act_batch(observations, masks) -> actions`` as a batched opponent: what
+    the vector envs make of an agent object, a name, a checkpoint path or a
+    ``pretrained:`` spec. A seeded reset of the env reseeds the agent (``reset(seed=...)``).
+
+    On the torch backend an agent without ``accepts_tensors`` (a checkpoint's network,
+    most bots of one's own: they take numpy arrays) is handed host copies of the
+    observations and masks (int8), and the env copies its answer back to the device: a
+    host sync at every step (the step waits for the device), which the agents with
+    ``accepts_tensors`` (``random``, ``greedy``, ``expert``) do without, deciding on
+    the device.
+    """
+
+    def __init__(self, agent: Any, backend: Backend):
+        self.agent = agent
+        self.on_host = backend.name != "numpy" and not getattr(agent, "accepts_tensors", False)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the agent (if it has a ``reset``)."""
+        if callable(getattr(self.agent, "reset", None)):
+            self.agent.reset(seed=seed)
+
+    def __call__(self, obs: Any, masks: Any) -> Any:
+        if self.on_host:
+            obs, masks = obs.cpu().numpy(), masks.cpu().numpy()
+        return self.agent.act_batch(obs, masks)
+
+    def __repr__(self) -> str:
+        return f"AgentOpponent({self.agent!r})"
+
+
+def _batched_opponents(opponents: Any, engine: Any) -> list[Opponent]:
+    """One batched opponent per seat other than the learner's, from the ``opponents``
+    argument (:func:`~qwinto_env.opponents.seat_specs`: one spec reused, or one per seat):
+    a batched callable as it is, an object with ``act_batch`` and a name or path (built
+    once per seat, by :func:`~qwinto_env.opponents.make_agent`) as an
+    :class:`AgentOpponent`; an object given for several seats stays one opponent."""
+    game, P = engine.spec.name, engine.num_players
+    made: dict[int, Opponent] = {}
+    built = []
+    for spec in seat_specs(opponents, P):
+        if isinstance(spec, (str, os.PathLike)):  # the same str object in every seat
+            built.append(_batched_opponent(spec, game, P, engine.backend))
+        else:
+            if id(spec) not in made:  # one wrapper, so that a reseed seeds it once
+                made[id(spec)] = _batched_opponent(spec, game, P, engine.backend)
+            built.append(made[id(spec)])
+    return built
+
+
+def _batched_opponent(spec: Any, game: str, num_players: int, backend: Backend) -> Opponent:
+    """One seat's opponent (see :func:`_batched_opponents`); ``OpponentSpecError`` for a
+    spec that makes no agent with ``act_batch``."""
+    batched_agent = callable(getattr(spec, "act_batch", None))
+    if callable(spec) and not batched_agent:
+        return spec
+    agent = spec if batched_agent else make_agent(spec, game, num_players)
+    if not callable(getattr(agent, "act_batch", None)):
+        raise OpponentSpecError(
+            f"opponent {agent!r} has no act_batch(observations, masks): a vector env asks "
+            f"its opponents for every game at once; give an agent with one, or a batched "
+            f"callable opponent(obs, masks) -> actions")
+    return AgentOpponent(checked_agent(agent, game, num_players), backend)
+
+
 class _SeatMap:
     """Maps the (games, seats) of a batched engine to flat environment entries."""
 
-    def __init__(self, engine: Any, opponents: Opponent | Sequence[Opponent] | None,
-                 learner_seat: int):
+    def __init__(self, engine: Any, opponents: Any, learner_seat: int):
         P = engine.num_players
         self.engine = engine
         self.backend = engine.backend
@@ -106,13 +177,7 @@ class _SeatMap:
                 or not 0 <= learner_seat < P:
             raise ValueError(f"learner_seat must be a seat in 0..{P - 1}, got {learner_seat!r}")
         others = [s for s in range(P) if s != learner_seat]
-        if callable(opponents):
-            opponents = [opponents] * len(others)
-        if not isinstance(opponents, abc.Sequence) or len(opponents) != len(others) \
-                or not all(callable(o) for o in opponents):
-            raise ValueError(f"opponents must be one callable or a list of {len(others)} "
-                             f"callables (one per seat other than the learner's), got "
-                             f"{opponents!r}")
+        opponents = _batched_opponents(opponents, engine)
         for k, opponent in enumerate(opponents):
             problem = reset_problem(opponent)
             if problem:
@@ -229,7 +294,7 @@ class QwintoVecEnv(VecEnv):
     """
 
     def __init__(self, num_games: int, num_players: int = 2, *, game: str = "dice",
-                 opponents: Opponent | Sequence[Opponent] | None = None,
+                 opponents: Any = None,
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
                  seed: int | None = None, backend: str = "numpy", device: Any = None,
                  **game_options: Any):
@@ -353,7 +418,8 @@ class QwintoVecEnv(VecEnv):
 class TorchVectorEnv:
     """Torch-native vector env: observations, masks, rewards and dones as tensors on
     ``device``, for on-device training loops. Same entry mapping and options as
-    :class:`QwintoVecEnv` (opponents receive and return tensors).
+    :class:`QwintoVecEnv` (batched callables receive and return tensors; agents as
+    :class:`AgentOpponent` says).
 
     Not a Gymnasium ``VectorEnv`` (``reset`` and ``step`` return the masks beside the
     observations, and ``step`` no truncations), but it names its spaces as one does, so
@@ -366,7 +432,7 @@ class TorchVectorEnv:
     """
 
     def __init__(self, num_games: int, num_players: int = 2, *, game: str = "dice",
-                 device: Any = "cpu", opponents: Opponent | Sequence[Opponent] | None = None,
+                 device: Any = "cpu", opponents: Any = None,
                  learner_seat: int = 0, reward: str | None = None, random_start: bool = False,
                  seed: int | None = None, final_observations: bool = False,
                  **game_options: Any):

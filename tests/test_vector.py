@@ -92,8 +92,8 @@ def test_random_opponents_and_bad_config():
     rng = np.random.default_rng(0)
     for _ in range(60):
         venv.step(random_masked(venv.action_masks(), rng))
-    with pytest.raises(ValueError, match="opponents"):
-        QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent()])
+    with pytest.raises(ValueError, match=r"opponents: expected one spec or 2 .* got 3"):
+        QwintoVecEnv(8, num_players=3, opponents=[RandomOpponent()] * 3)
     with pytest.raises(ValueError, match="learner_seat"):
         QwintoVecEnv(8, num_players=3, opponents=RandomOpponent(), learner_seat=3)
     with pytest.raises(ValueError, match=r"opponents\[0\] draws numpy arrays on cpu, the env "
