@@ -13,12 +13,13 @@ True
 
 ``act_batch(observations, masks)`` does the same for a batch ``(B, obs)`` / ``(B, A)``
 and returns an ``int64`` array ``(B,)``. The base class implements it with a loop over
-:meth:`Agent.act`; agents that can decide a batch at once (the random and greedy agents,
-the neural policy) override it so that they serve as opponents inside batched engines
-without a Python loop per game. ``supports_batch`` says which. Those also take torch
-tensors (observations and masks on any device, masks int8 or bool) and answer a tensor
-on that device without waiting for it (no host sync); torch input is trusted, so an
-empty mask row raises :class:`IllegalMaskError` on numpy input only. Inputs of another
+:meth:`Agent.act`; agents that can decide a batch at once (the random, greedy and expert
+agents, the neural policy) override it so that they serve as opponents inside batched
+engines without a Python loop per game. ``supports_batch`` says which. Those with
+``accepts_tensors`` (random, greedy, expert; not the neural policy, which takes numpy)
+also take torch tensors (observations and masks on any device, masks int8 or bool) and
+answer a tensor on that device without waiting for it (no host sync); torch input is
+trusted, so an empty mask row raises :class:`IllegalMaskError` on numpy input only. Inputs of another
 shape than the agent's game and player count take (:meth:`Agent.check_inputs`) raise
 :class:`InputShapeError`, on either kind of input (only shapes are read).
 
