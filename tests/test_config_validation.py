@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import agents.trainers
 import train
-from agents.trainers.config import (ConfigError, Range, TrainConfig, describe_plan,
+from agents.trainers.config import (ConfigError, Device, Range, TrainConfig, describe_plan,
                                     load_config, save_config)
 from agents.trainers.preflight import check_resources
 
@@ -83,6 +83,9 @@ def bad_scalars(hint, bounds):
         return [1, ["a"], None, {"a": 1}]
     if typing.get_origin(hint) is typing.Literal:
         return ["nope", 1, None, [typing.get_args(hint)[0]]]
+    if hint is Device:
+        return ["gpu", "cuda:", "cuda:-1", "cuda:01", "cuda:1 ", "CUDA", "cuda:x", "tpu:0",
+                "cpu:0", 0, None, ["cuda"]]
     raise AssertionError(f"no bad values for {hint}: add them here")
 
 
@@ -186,7 +189,14 @@ def test_a_bad_value_of_any_field_is_refused_naming_it(tmp_path, capsys, no_trai
      "ppo.learning_rate: must be a finite number"),
     (["--seed", "x"], "--seed: invalid int value: 'x'"),
     (["--seed", "-5"], "run.seed: must be an integer in 0.."),
-    (["--device", "tpu"], "--device: invalid choice: 'tpu'"),
+    (["--device", "tpu"], "run.device: must be one of auto, cpu, cuda, cuda:N (N = 0, 1, "
+                          "...: which GPU), got 'tpu'"),
+    (["--device", "cuda1"], "run.device: must be one of auto, cpu, cuda, cuda:N (N = 0, "
+                            "1, ...: which GPU), got 'cuda1'; did you mean 'cuda:1'?"),
+    (["--device", "0"], "run.device: must be one of auto, cpu, cuda, cuda:N"),
+    (["--trainer", "rllib", "--device", "cuda:1", "opponents.snapshots=0", "imitation.games=0"],
+     "run.device: the rllib trainer lets Ray place its learners on GPUs, so it cannot pick "
+     "'cuda:1': use 'cuda', and set CUDA_VISIBLE_DEVICES where Ray starts"),
     (["--bogus"], "unrecognized arguments: --bogus"),
     (["--config"], "--config: expected one argument"),
 ])

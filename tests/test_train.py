@@ -7,10 +7,11 @@ import pytest
 import torch
 import yaml
 
+import agents.trainers
 import train
 from agents import load
 from agents.trainers.config import ConfigError, TrainConfig, load_config, save_config
-from agents.trainers.run import ResumeError
+from agents.trainers.run import ResumeError, Run
 from qwinto_env import parallel_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -347,12 +348,65 @@ def test_resume_without_a_run_is_a_clear_error(tmp_path, capsys):
     assert "cannot resume run 'nothing'" in capsys.readouterr().err
 
 
-def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert train.main(["--runs-dir", str(tmp_path), "--device", "cuda", "run.name=c", *TINY]) == 2
-    assert capsys.readouterr().err == ("train.py: error: run.device: is 'cuda' but torch sees "
-                                       "no CUDA device (use --device cpu or auto)\n")
+def see_gpus(monkeypatch, count):
+    """Torch sees ``count`` CUDA devices (0: no CUDA), as on a machine that has them."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys, monkeypatch, device):
+    see_gpus(monkeypatch, 0)
+    assert train.main(["--runs-dir", str(tmp_path), "--device", device, "run.name=c", *TINY]) == 2
+    assert capsys.readouterr().err == (f"train.py: error: run.device: is {device!r} but torch "
+                                       f"sees no CUDA device (use --device cpu or auto)\n")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("gpus, seen", [(1, "1 CUDA device (cuda:0;"),
+                                        (2, "2 CUDA devices (cuda:0 to cuda:1;")])
+def test_a_gpu_past_those_torch_sees_is_a_clear_error(tmp_path, capsys, monkeypatch, gpus, seen):
+    see_gpus(monkeypatch, gpus)
+    argv = ["--runs-dir", str(tmp_path), "--device", f"cuda:{gpus}", "run.name=c", *TINY]
+    assert train.main(argv) == 2
+    assert capsys.readouterr().err == (f"train.py: error: run.device: is 'cuda:{gpus}' but "
+                                       f"torch sees {seen} CUDA_VISIBLE_DEVICES numbers them "
+                                       f"from 0)\n")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_run_on_gpu_1_keeps_it_in_its_config_and_resumes_with_it(tmp_path, monkeypatch):
+    see_gpus(monkeypatch, 2)
+    run = Run(load_config(None, [*TINY, "run.name=g", "run.device=cuda:1"]), root=tmp_path)
+    assert run.device == torch.device("cuda", 1)
+    config = run.dir / "config.yaml"
+    assert "  device: cuda:1\n" in config.read_text()
+    started = []
+    monkeypatch.setattr(agents.trainers, "train_from_config",
+                        lambda cfg, **kwargs: started.append((cfg, kwargs["resume"])) or "")
+    assert train.main(["--runs-dir", str(tmp_path), "--config", str(config), "--resume"]) == 0
+    assert [(cfg.run.device, resume) for cfg, resume in started] == [("cuda:1", True)]
+
+
+def test_a_run_trained_on_gpu_1_resumes_and_loads_on_a_cpu(tmp_path, capsys, monkeypatch):
+    """Its files say cuda:1 for every tensor, as torch.save writes them there; --resume
+    --device cpu and agents.load read them on a machine without that GPU."""
+    see_gpus(monkeypatch, 0)
+    registry = torch.serialization._package_registry
+    with monkeypatch.context() as on_gpu_1:  # every tensor saved is tagged cuda:1
+        on_gpu_1.setattr(torch.serialization, "_package_registry",
+                         [(0, lambda storage: "cuda:1", lambda obj, where: None), *registry])
+        assert run_train(tmp_path, "run.name=g", *TINY) == 0
+    state, config = tmp_path / "g/checkpoints/trainer_state.pt", tmp_path / "g/config.yaml"
+    with pytest.raises(RuntimeError, match="on a CUDA device"):
+        torch.load(state, weights_only=True)
+    config.write_text(config.read_text().replace("device: cpu", "device: cuda:1"))
+    resume = ["--runs-dir", str(tmp_path), "--no-progress", "--config", str(config), "--resume",
+              "run.total_steps=2200"]
+    assert train.main(resume) == 2
+    assert "run.device: is 'cuda:1' but torch sees no CUDA device" in capsys.readouterr().err
+    assert train.main([*resume, "--device", "cpu"]) == 0
+    checkpoint_plays(tmp_path / "g" / "final.pt")
 
 
 def test_opponent_games_seat_the_learner_once(tmp_path):

@@ -14,14 +14,15 @@ import sys
 
 from qwinto_env.console import command_exits, say, warnings_as_lines
 
-from .config import (ConfigError, TrainConfig, describe_fields, describe_plan, load_config,
-                     shipped_configs)
+from .config import (DEVICE_FORMS, ConfigError, TrainConfig, describe_fields, describe_plan,
+                     load_config, shipped_configs)
 from .preflight import check_resources, is_run_config
 
 EXAMPLES = """\
 examples:
   {prog}                                   # the default config
   {prog} --config dice-4p --device cuda    # a shipped config by name, or a YAML file
+  {prog} --device cuda:1                   # the second GPU (cuda = the first)
   {prog} run.total_steps=500000 ppo.learning_rate=1e-4   # override single fields
   {prog} --resume                          # continue runs/<name>/ after an interruption
   {prog} run.init_from=pretrained:dice-2p imitation.games=0   # start from a checkpoint
@@ -52,8 +53,7 @@ def parse_args(argv: list[str] | None = None, prog: str = "qwinto-train") -> arg
                         help="a YAML config file, or the name of a shipped config")
     parser.add_argument("--help-config", action="store_true",
                         help="list every config field (type, default, range, doc) and exit")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"],
-                        help="shorthand for run.device=...")
+    parser.add_argument("--device", help=f"shorthand for run.device=... ({DEVICE_FORMS})")
     parser.add_argument("--seed", type=int, help="shorthand for run.seed=...")
     parser.add_argument("--trainer", choices=["torch", "sb3", "rllib"],
                         help="shorthand for run.trainer=...")

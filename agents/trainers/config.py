@@ -95,6 +95,12 @@ PLAYER_LIMITS = {name: (spec.min_players, spec.max_players) for name, spec in SP
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: What ray.init takes as an address: "auto", "local", "[ray://]host:port".
 RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[^\s:/]+:(?P<port>[0-9]{1,5})")
+#: The devices a run may name (torch's names): these, and "cuda:N" for GPU N of several.
+DEVICE_NAMES = ("auto", "cpu", "cuda")
+DEVICE = re.compile("|".join(DEVICE_NAMES) + r"|cuda:(?P<index>0|[1-9][0-9]*)")
+DEVICE_FORMS = ", ".join(DEVICE_NAMES) + ", cuda:N"
+#: A field that holds a device name (:data:`DEVICE`).
+Device = typing.NewType("Device", str)
 
 
 @dataclass
@@ -106,8 +112,10 @@ class RunConfig:
     trainer: Literal["torch", "sb3", "rllib"] = documented(
         "torch", "on-device PPO, sb3-contrib's MaskablePPO, or Ray RLlib's PPO (the rllib "
         "extra)")
-    device: Literal["auto", "cpu", "cuda"] = documented(
-        "auto", "auto = cuda when torch sees a GPU, else cpu; cuda needs a GPU torch sees")
+    device: Device = documented("auto", (
+        "auto = cuda when torch sees a GPU, else cpu; cuda needs a GPU torch sees, cuda:N "
+        "the GPU of index N (of those CUDA_VISIBLE_DEVICES leaves; not with the rllib "
+        "trainer, whose GPUs Ray places)"))
     seed: int = ranged(0, 0, MAX_SEED, doc="seeds the engine, the network and the opponents")
     total_steps: int = ranged(3_000_000, 1, MAX_STEPS, doc=(
         "learner steps to train on (one per seat the learner plays per engine step); torch, "
@@ -390,6 +398,11 @@ class TrainConfig:
             raise ConfigError(f"rllib.num_env_runners: {r.num_env_runners} env runners take one "
                               f"CPU each, more than the local Ray instance has "
                               f"(rllib.num_cpus = {r.num_cpus})")
+        if DEVICE.fullmatch(self.run.device)["index"] is not None:
+            raise ConfigError(f"run.device: the rllib trainer lets Ray place its learners on "
+                              f"GPUs, so it cannot pick {self.run.device!r}: use 'cuda', and set "
+                              f"CUDA_VISIBLE_DEVICES where Ray starts (train.py, or ray start "
+                              f"on a cluster) to choose which")
         if self.opponents.snapshots > 0:
             raise ConfigError("opponents.snapshots: the rllib trainer has no snapshot pool: set "
                               "opponents.snapshots: 0 (self-play and fixed opponents only)")
@@ -411,6 +424,8 @@ def _check_value(path: str, value: Any, hint: Any, bounds: Range | None = None) 
     origin = typing.get_origin(hint)
     if origin is Literal:
         return _check_choice(path, value, typing.get_args(hint))
+    if hint is Device:
+        return _check_device(path, value)
     if origin is list:
         if not isinstance(value, list):
             raise ConfigError(f"{path}: must be a list, got {_shown(value)}")
@@ -448,6 +463,18 @@ def _check_choice(path: str, value: Any, choices: tuple[Any, ...]) -> Any:
     close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConfigError(f"{path}: must be one of {list(choices)}, got {_shown(value)}{hint}")
+
+
+def _check_device(path: str, value: Any) -> str:
+    if isinstance(value, str) and DEVICE.fullmatch(value):
+        return value
+    text = str(value).strip().lower()
+    digits = re.search(r"[0-9]+$", text)  # "cuda1", "cuda:01": the GPU's index, mistyped
+    forms = [*DEVICE_NAMES, *([f"cuda:{int(digits[0])}"] if digits else [])]
+    close = difflib.get_close_matches(text, forms, n=1, cutoff=0.7)  # not "gpu" -> "cpu"
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"{path}: must be one of {DEVICE_FORMS} (N = 0, 1, ...: which GPU), "
+                      f"got {_shown(value)}{hint}")
 
 
 def _to_float(path: str, value: Any) -> float:
@@ -703,7 +730,8 @@ def _describe_type(hint: Any, f: dataclasses.Field) -> str:
         return f"a mapping of {args[0].__name__} to {_describe_type(args[1], f)}"
     if bounds is not None:
         return bounds.describe(integer=hint is int)
-    return {bool: "true or false", str: "a string"}[hint]
+    return {bool: "true or false", str: "a string",
+            Device: f"one of {DEVICE_FORMS}"}[hint]
 
 
 def describe_plan(cfg: TrainConfig, resume: bool = False) -> str:

@@ -67,11 +67,9 @@ def _check_run_folder(root: Path, name: str) -> None:
 def _check_machine(cfg: TrainConfig) -> None:
     import importlib.util
 
-    if cfg.run.device == "cuda":
-        import torch
-        if not torch.cuda.is_available():
-            raise ConfigError("run.device: is 'cuda' but torch sees no CUDA device (use "
-                              "--device cpu or auto)")
+    from .run import resolve_device  # torch: imported only for a run
+
+    resolve_device(cfg.run.device)  # a GPU torch does not see: ConfigError
     if cfg.run.trainer == "rllib" and importlib.util.find_spec("ray") is None:
         raise ConfigError('run.trainer: rllib needs Ray RLlib: pip install -e ".[rllib]"')
     r, cpus = cfg.rllib, os.cpu_count() or 1

@@ -42,7 +42,7 @@ from ..evaluate import format_table, play
 from ..load import AgentSpecError, read_checkpoint
 from ..policy import (CheckpointError, PolicyAgent, PolicyNetwork, archive_problem,
                       load_checkpoint, save_checkpoint)
-from .config import MAX_SEED, ConfigError, TrainConfig, save_config
+from .config import DEVICE, MAX_SEED, ConfigError, TrainConfig, save_config
 from .threads import ThreadGovernor
 
 #: The names in a run's folder (the layout above); :mod:`~agents.trainers.preflight`
@@ -177,12 +177,21 @@ def _say_changed_settings(cfg: TrainConfig, saved: dict[str, Any]) -> None:
 
 
 def resolve_device(name: str) -> torch.device:
-    """``"auto"`` -> cuda when available, else cpu; ``"cuda"`` without a GPU is an error."""
+    """The torch device that ``run.device`` names (:data:`~.config.DEVICE`): ``"auto"`` ->
+    cuda when torch sees a GPU, else cpu. :class:`ConfigError` naming ``run.device`` for
+    a GPU that torch does not see: any without CUDA, ``"cuda:N"`` past the ones it sees."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("run.device is 'cuda' but torch sees no CUDA device "
-                         "(use --device cpu or auto)")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"run.device: is {name!r} but torch sees no CUDA device (use "
+                          f"--device cpu or auto)")
+    index = (match := DEVICE.fullmatch(name)) and match["index"]
+    count = torch.cuda.device_count() if index else 0
+    if index and int(index) >= count:  # before torch.device, which wraps a large index
+        seen = "cuda:0" + (f" to cuda:{count - 1}" if count > 1 else "")
+        raise ConfigError(f"run.device: is {name!r} but torch sees {count} CUDA "
+                          f"device{'s' * (count != 1)} ({seen}; CUDA_VISIBLE_DEVICES numbers "
+                          f"them from 0)")
     return torch.device(name)
 
 
