@@ -26,8 +26,9 @@ import time
 
 import torch
 
-from arguments import positive, torch_device  # this folder: on its path
+from arguments import positive, refusals, torch_device  # this folder: on its path
 from agents.trainers.config import load_config
+from agents.trainers.run import resolve_device
 from agents.trainers.torch_ppo import TorchPPO
 from qwinto_env.batched import BATCHED_GAMES
 
@@ -118,6 +119,8 @@ def main() -> None:
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error("torch sees no CUDA device (torch " + torch.__version__ + "); "
                      "benchmarks/gpu_check.sh installs a CUDA build, --dry-run runs on CPU")
+    with refusals(parser):  # cuda:N past the GPUs torch sees
+        resolve_device(str(device))
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"device: {name}; torch {torch.__version__}\n")
     batches = DRY_BATCHES if args.dry_run else GPU_BATCHES

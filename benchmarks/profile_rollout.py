@@ -37,7 +37,8 @@ from torch.overrides import TorchFunctionMode
 
 from arguments import at_least, positive, refusals  # this folder: on its path
 from agents.trainers import torch_ppo
-from agents.trainers.config import load_config
+from agents.trainers.config import DEVICE_FORMS, load_config
+from agents.trainers.run import resolve_device
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from syncs import SyncCounter  # noqa: E402  (a test helper, not part of the package)
@@ -114,7 +115,7 @@ def main() -> None:
     parser.add_argument("--game", default=None, help="override env.game (dice or cards)")
     parser.add_argument("--games", type=at_least(1), default=8192)
     parser.add_argument("--steps", type=at_least(1), default=16)
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--device", default="cpu", help=f"run.device: {DEVICE_FORMS}")
     parser.add_argument("--launch-us", type=positive, default=8.0,
                         help="assumed GPU cost of one torch call (kernel launch), microseconds")
     args = parser.parse_args()
@@ -122,10 +123,11 @@ def main() -> None:
     if args.game:
         overrides += [f"env.game={args.game}"] + (
             ["network.features=cards"] if args.game == "cards" else [])
-    with refusals(parser):  # a missing --config, a bad --game
+    with refusals(parser):  # a missing --config, a bad --game or --device
         cfg = load_config(args.config, overrides)
+        device = resolve_device(cfg.run.device)
     torch.manual_seed(0)
-    ppo = torch_ppo.TorchPPO(cfg, torch.device(args.device))
+    ppo = torch_ppo.TorchPPO(cfg, device)
     ppo.pool.add_snapshot(ppo.net)
     ppo.rollout()  # warm-up, a whole rollout: opponents planned, the bots' caches filled
     args.steps = -(-args.steps // min(args.steps, cfg.ppo.rollout_steps)) * \
@@ -134,7 +136,7 @@ def main() -> None:
     ops, syncs = counts(ppo, 4)
     streams = ppo.seats.streams
     print(f"{cfg.env.game}, {cfg.env.num_players} players, {args.games} games "
-          f"({streams} learner streams), device {args.device}, "
+          f"({streams} learner streams), device {device}, "
           f"{torch.get_num_threads()} torch threads, {args.steps} steps\n")
     print("| phase | ms per step | share |\n|---|---:|---:|")
     rest = total - sum(times.values())

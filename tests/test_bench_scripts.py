@@ -77,15 +77,32 @@ def test_benchmark_runs_to_its_table(script, tmp_path):
     ("fit_ladder.py", ["--ladder", "dice-2p", "--games", "0"], "--games"),
     ("profile_rollout.py", ["--steps", "0"], "--steps"),  # ZeroDivisionError
     ("profile_rollout.py", ["--game", "chess"], "env.game"),
+    ("profile_rollout.py", ["--device", "gpu"], "run.device: must be one of auto, cpu, cuda"),
 ])
 def test_bad_input_is_a_usage_error(script, args, option, monkeypatch, capsys):
+    err = usage_error(script, args, monkeypatch, capsys)
+    assert option in err, err
+
+
+@pytest.mark.parametrize("script", ["gpu_check.py", "profile_rollout.py"])
+def test_a_gpu_past_those_torch_sees_is_a_usage_error(script, monkeypatch, capsys):
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    err = usage_error(script, ["--device", "cuda:2"], monkeypatch, capsys)
+    assert "run.device: is 'cuda:2' but torch sees 2 CUDA devices (cuda:0 to cuda:1;" in err
+
+
+def usage_error(script, args, monkeypatch, capsys):
+    """What ``script`` (run as a script) says on stderr as it refuses ``args``: exit code 2."""
     monkeypatch.setattr(sys, "path", [str(BENCHMARKS), *sys.path])
     monkeypatch.setattr(sys, "argv", [script, *args])
     with pytest.raises(SystemExit) as exit_:
         runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert f"{script}: error: " in err and option in err, err
+    assert f"{script}: error: " in err, err
+    return err
 
 
 @pytest.mark.parametrize("name, text, problem", [
