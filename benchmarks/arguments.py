@@ -17,7 +17,7 @@ import math
 from typing import Callable, Iterable, Iterator
 
 from agents.base import AgentSpecError
-from agents.trainers.config import ConfigError
+from agents.trainers.config import DEVICE, DEVICE_FORMS, ConfigError
 from qwinto_env.spec import SPECS
 
 
@@ -46,14 +46,10 @@ def positive(text: str) -> float:
 
 
 def torch_device(text: str) -> str:
-    """An argparse ``type``: a device name torch knows (``cpu``, ``cuda``, ``cuda:1``)."""
-    import torch
-
-    try:
-        torch.device(text)
-    except (RuntimeError, ValueError):
-        raise argparse.ArgumentTypeError(f"must be a torch device such as cpu or cuda, "
-                                         f"got {text!r}") from None
+    """An argparse ``type``: a device the trainer takes (``run.device``: ``cpu``, ``cuda``,
+    ``cuda:1``, ...); whether torch sees that GPU is :func:`refusals`' business."""
+    if not DEVICE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be one of {DEVICE_FORMS}, got {text!r}")
     return text
 
 

@@ -21,8 +21,8 @@ import torch
 
 from arguments import at_least, refusals  # this folder is on the path of its scripts
 from agents.trainers import trainer_function
-from agents.trainers.config import TrainConfig, load_config
-from agents.trainers.run import Run
+from agents.trainers.config import DEVICE_FORMS, TrainConfig, load_config
+from agents.trainers.run import Run, resolve_device
 
 
 ROLLOUT = 64
@@ -64,10 +64,11 @@ def main() -> None:
     parser.add_argument("--steps", type=at_least(1), default=100_000)
     parser.add_argument("--games", type=at_least(1), default=256)
     parser.add_argument("--hidden", default="[128, 128]")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help=f"run.device: {DEVICE_FORMS}")
     args = parser.parse_args()
-    with refusals(parser):
+    with refusals(parser):  # a bad --hidden or --device, a GPU torch does not see
         configs = [(label, bench_config(trainer, only, args)) for label, trainer, only in TRAINERS]
+        resolve_device(args.device)
     # torch imports its compiler stack lazily on the first optimizer; pay that before timing
     # so that neither trainer is charged for it.
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])

@@ -115,12 +115,12 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="CPU, toy sizes: check that the script works")
     args = parser.parse_args()
-    device = torch.device("cpu" if args.dry_run else args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
+    asked = "cpu" if args.dry_run else args.device
+    if asked.startswith("cuda") and not torch.cuda.is_available():
         parser.error("torch sees no CUDA device (torch " + torch.__version__ + "); "
                      "benchmarks/gpu_check.sh installs a CUDA build, --dry-run runs on CPU")
     with refusals(parser):  # cuda:N past the GPUs torch sees
-        resolve_device(str(device))
+        device = resolve_device(asked)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"device: {name}; torch {torch.__version__}\n")
     batches = DRY_BATCHES if args.dry_run else GPU_BATCHES

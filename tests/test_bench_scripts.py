@@ -74,6 +74,7 @@ def test_benchmark_runs_to_its_table(script, tmp_path):
     ("bench_trainers.py", ["--hidden", "wide"], "network.hidden"),
     ("bench_web.py", ["--games", "0"], "--games"),  # StatisticsError
     ("gpu_check.py", ["--device", "gpu"], "--device"),
+    ("gpu_check.py", ["--device", "mps"], "--device: must be one of auto, cpu, cuda, cuda:N"),
     ("fit_ladder.py", ["--ladder", "dice-2p", "--games", "0"], "--games"),
     ("profile_rollout.py", ["--steps", "0"], "--steps"),  # ZeroDivisionError
     ("profile_rollout.py", ["--game", "chess"], "env.game"),
@@ -84,7 +85,7 @@ def test_bad_input_is_a_usage_error(script, args, option, monkeypatch, capsys):
     assert option in err, err
 
 
-@pytest.mark.parametrize("script", ["gpu_check.py", "profile_rollout.py"])
+@pytest.mark.parametrize("script", ["gpu_check.py", "profile_rollout.py", "bench_trainers.py"])
 def test_a_gpu_past_those_torch_sees_is_a_usage_error(script, monkeypatch, capsys):
     import torch
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
