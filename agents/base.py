@@ -19,9 +19,10 @@ engines without a Python loop per game. ``supports_batch`` says which. Those wit
 ``accepts_tensors`` (random, greedy, expert; not the neural policy, which takes numpy)
 also take torch tensors (observations and masks on any device, masks int8 or bool) and
 answer a tensor on that device without waiting for it (no host sync); torch input is
-trusted, so an empty mask row raises :class:`IllegalMaskError` on numpy input only. Inputs of another
-shape than the agent's game and player count take (:meth:`Agent.check_inputs`) raise
-:class:`InputShapeError`, on either kind of input (only shapes are read).
+trusted, so an empty mask row raises :class:`IllegalMaskError` on numpy input only.
+Inputs of another shape than the agent's game and player count take
+(:meth:`Agent.check_inputs`) raise :class:`InputShapeError`, on either kind of input
+(only shapes are read).
 
 Contract (checked by the tests over many random games): an agent never returns an
 action outside the mask; it may keep state between calls but must forget it on
