@@ -44,7 +44,21 @@ import numpy as np
 
 from . import rules
 from .game import Game, IllegalActionError, check_seed
+from .spec.base import colour_flags
 from .spec.cards import *  # noqa: F403 -- the game's facts are part of this module's API
+
+
+def _card_pair(card: int) -> tuple[int, int]:
+    """Colour index and value of ``card``, as the numeric infos give a card."""
+    return CARD_COLOUR[card], CARD_VALUE[card]
+
+
+def _padded(rows: list[tuple[int, ...]], shape: tuple[int, ...]) -> np.ndarray:
+    """``rows`` as an int64 array of ``shape``, the rows after them :data:`NO_CARD`."""
+    out = np.full(shape, NO_CARD, dtype=np.int64)
+    if rows:
+        out[:len(rows)] = rows
+    return out
 
 
 class CardGame(Game):
@@ -61,6 +75,7 @@ class CardGame(Game):
         n = self.num_players = SPEC.check_num_players(num_players)
         self.empty_pile = check_empty_pile(empty_pile)
         self._obs_index = observation_indices(n)
+        self._info_shapes = SPEC.numeric_infos(n)
         layout = features_layout(n)
         self._size = layout.size
         self._locate_sheets(layout.seats.start, SEAT.size)
@@ -363,6 +378,23 @@ class CardGame(Game):
     def private_info(self, seat: int) -> dict[str, Any]:
         """``seat``'s own hand as ``(colour, value)`` tuples, in slot order."""
         return {"hand": tuple(map(CARD_TUPLES.__getitem__, self.hands[seat]))}
+
+    def numeric_public_info(self) -> dict[str, Any]:
+        """:meth:`public_info` as numbers: a card is its colour (0..3, 3 grey) and value,
+        a slot without a card :data:`NO_CARD` in every column; ``reroll_available`` 0."""
+        shapes = self._info_shapes
+        played = [(*_card_pair(card), stack) for card, stack in self.played]
+        return {"phase": self.phase, "active_player": self.active, "reroll_available": 0,
+                "roll_colours": colour_flags(self.colours), "roll_value": self.value,
+                "played": _padded(played, shapes["played"]),
+                "stacks": _padded([_card_pair(s[-1]) for s in self.stacks], shapes["stacks"]),
+                "pile_size": len(self._pile),
+                "hand_sizes": np.array([len(hand) for hand in self.hands], dtype=np.int64)}
+
+    def numeric_private_info(self, seat: int) -> dict[str, Any]:
+        """``seat``'s own hand as (colour, value) rows, in slot order."""
+        hand = [_card_pair(card) for card in self.hands[seat]]
+        return {"hand": _padded(hand, self._info_shapes["hand"])}
 
     def render(self) -> str:
         from .render import render_sheets  # render is a leaf; import lazily for speed

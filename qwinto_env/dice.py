@@ -20,6 +20,7 @@ import numpy as np
 
 from . import rules
 from .game import Game, IllegalActionError, check_seed
+from .spec.base import colour_flags
 from .spec.dice import *  # noqa: F403 -- the game's facts are part of this module's API
 
 
@@ -153,6 +154,14 @@ class DiceGame(Game):
                 "dice": self.dice, "value": self.value}
         return {"phase": PHASE_NAMES[self.phase], "roll": roll,
                 "active_player": self.active, "reroll_available": self.reroll_left}
+
+    def numeric_public_info(self) -> dict[str, Any]:
+        """:meth:`public_info` as numbers (``roll_colours`` flags, ``roll_value``,
+        ``roll_dice`` faces: all 0 before a roll)."""
+        return {"phase": self.phase, "active_player": self.active,
+                "reroll_available": int(self.reroll_left),
+                "roll_colours": colour_flags(self.subset), "roll_value": self.value,
+                "roll_dice": np.array(self.dice, dtype=np.int64)}
 
     def render(self) -> str:
         from .render import render_sheets  # render is a leaf; import lazily for speed

@@ -179,6 +179,15 @@ class Game(abc.ABC):
         return {}
 
     @abc.abstractmethod
+    def numeric_public_info(self) -> dict[str, Any]:
+        """The facts of :meth:`public_info` for ``infos="numeric"``: the engine's keys of
+        ``spec.numeric_infos``, each an int or a new int64 array of the declared shape."""
+
+    def numeric_private_info(self, seat: int) -> dict[str, Any]:
+        """:meth:`private_info` for ``infos="numeric"``, as :meth:`numeric_public_info`."""
+        return {}
+
+    @abc.abstractmethod
     def render(self) -> str:
         """The game as text."""
 

@@ -37,8 +37,9 @@ returns the same features in absolute seat order (seat 0 first).
 
 Infos
 -----
-``infos[agent]`` has the same keys, types and nested keys on every step and reset
-(Gymnasium's vector envs stack infos key by key and fail on a key whose type changes):
+With ``infos="full"`` (default), ``infos[agent]`` has the same keys, types and nested
+keys on every step and reset (Gymnasium's vector envs stack infos key by key and fail on
+a key whose type changes):
 
 =====================  ===============  ==================================================
 key                    type             content
@@ -58,6 +59,32 @@ key                    type             content
 =====================  ===============  ==================================================
 
 The card game's infos are listed in :mod:`qwinto_env.cards`'s ``CardGame.public_info``.
+
+Libraries that make a tensor or an array of every info value fail on the strings, nested
+dicts and growing tuples above: TorchRL's ``PettingZooWrapper`` and Tianshou's replay
+buffer (through its ``PettingZooEnv``). For them ``infos="numeric"`` gives only ints
+and (new, writable) int64 arrays, of the same keys and shapes on every step, reset and
+end of a game and for every agent, as the spec's ``numeric_infos(num_players)``
+declares (:data:`qwinto_env.spec.base.NUMERIC_INFOS` and each game's own):
+
+=====================  ========  ==================================================
+key                    shape     content
+=====================  ========  ==================================================
+``sheet``              (3, 9)    the agent's sheet, 0 = empty
+``misthrows``          ()        the agent's misthrows
+``score``              ()        its current score
+``phase``              ()        the phase's index in the spec's ``phases`` (dice: 0
+                                 choose, 1 reroll, 2 entry, 3 over)
+``active_player``      ()        seat index of the active player
+``reroll_available``   ()        1 if the active player may still re-roll, else 0
+``roll_colours``       (3,)      1 for each colour rolled: orange, yellow, purple
+``roll_value``         ()        the rolled value; 0 before a roll
+``roll_dice``          (3,)      the faces rolled, 0 = not rolled (dice only)
+``illegal_action``     ()        1 if the agent's action was replaced, else 0
+=====================  ========  ==================================================
+
+The card game's own numeric keys (``played``, ``stacks``, ``pile_size``,
+``hand_sizes``, ``hand``) are listed in :func:`qwinto_env.spec.cards.numeric_infos`.
 
 Rewards
 -------
@@ -148,6 +175,9 @@ from .spec.base import check_reward, step_rewards
 #: Game name -> engine class. Every engine follows :class:`qwinto_env.game.Game`.
 GAMES: dict[str, Callable[..., Game]] = {"dice": DiceGame, "cards": CardGame}
 ILLEGAL_ACTION_MODES = ("raise", "pass")
+#: What ``infos[agent]`` holds (module docstring, Infos): every fact as Python values, or
+#: only numbers of fixed shapes for libraries that make tensors or arrays of infos.
+INFO_KINDS = ("full", "numeric")
 #: Frames per second a video of the envs' ``rgb_array`` frames plays at (a step each).
 RENDER_FPS = 2
 
@@ -215,10 +245,11 @@ class QwintoParallelEnv(ParallelEnv):
     def __init__(self, game: str = "dice", num_players: int = 2, reward: str | None = None,
                  render_mode: str | None = None, illegal_action: str = "raise",
                  illegal_penalty: float = -1.0, random_start: bool = False,
-                 max_cycles: int | None = None, **game_options: Any):
+                 max_cycles: int | None = None, infos: str = "full", **game_options: Any):
         check_options("qwinto_env.parallel_env()", game_options, env_options(game))
         self.game: Game = GAMES[game](num_players=num_players, **game_options)
-        self._configure(reward, render_mode, illegal_action, illegal_penalty, random_start)
+        self._configure(reward, render_mode, illegal_action, illegal_penalty, random_start,
+                        infos)
         self.max_cycles = check_max_cycles(max_cycles)
         self.num_steps = 0
         self.metadata = {**self.metadata, "name": f"qwinto_{game}_v0"}
@@ -239,7 +270,7 @@ class QwintoParallelEnv(ParallelEnv):
         self._scores = [0] * self.game.num_players
 
     def _configure(self, reward: str | None, render_mode: str | None, illegal_action: str,
-                   illegal_penalty: float, random_start: bool) -> None:
+                   illegal_penalty: float, random_start: bool, infos: str) -> None:
         """Validate and set the env's settings (ValueError naming a bad one)."""
         reward = check_reward(reward, self.game.num_players)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -254,11 +285,14 @@ class QwintoParallelEnv(ParallelEnv):
             raise ValueError(f"illegal_penalty must be a finite number, got {illegal_penalty!r}")
         if not isinstance(random_start, (bool, np.bool_)):
             raise ValueError(f"random_start must be True or False, got {random_start!r}")
+        if not isinstance(infos, str) or infos not in INFO_KINDS:
+            raise ValueError(f"unknown infos {infos!r}; choose one of {INFO_KINDS}")
         self.reward_kind = reward
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.illegal_penalty = float(illegal_penalty)
         self.random_start = bool(random_start)
+        self.infos_kind = infos
 
     # -- spaces ----------------------------------------------------------------
     def seat(self, agent: str) -> int:
@@ -402,13 +436,22 @@ class QwintoParallelEnv(ParallelEnv):
         return obs
 
     def _infos(self, penalised: Collection[int] = ()) -> dict[str, dict[str, Any]]:
-        """Every agent's infos; ``penalised``: the seats whose action was replaced."""
+        """Every agent's infos of the env's ``infos`` kind; ``penalised``: the seats whose
+        action was replaced."""
         game = self.game
-        public = game.public_info()
-        return {agent: {"sheet": game.sheet(seat), "misthrows": game.misthrows[seat],
-                        "score": self._scores[seat], **public, **game.private_info(seat),
-                        "illegal_action": seat in penalised}
-                for seat, agent in enumerate(self._names)}
+        numeric = self.infos_kind == "numeric"
+        public = {} if numeric else game.public_info()
+        infos = {}
+        for seat, agent in enumerate(self._names):
+            if numeric:  # every agent's arrays its own and writable (torch warns on others)
+                sheet = game.sheet(seat).copy()
+                facts = {**game.numeric_public_info(), **game.numeric_private_info(seat)}
+            else:
+                sheet, facts = game.sheet(seat), {**public, **game.private_info(seat)}
+            infos[agent] = {"sheet": sheet, "misthrows": game.misthrows[seat],
+                            "score": self._scores[seat], **facts,
+                            "illegal_action": (int if numeric else bool)(seat in penalised)}
+        return infos
 
     def state(self) -> np.ndarray:
         """Global state for centralised critics: all features, absolute seat order."""

@@ -344,6 +344,7 @@ def test_illegal_action_pass_mode_penalises_and_plays_the_default():
     ({"num_players": 7}, "num_players"), ({"num_players": 0}, "num_players"),
     ({"reward": "points"}, "unknown reward"), ({"game": "chess"}, "unknown game"),
     ({"render_mode": "rgb"}, "render_mode"), ({"illegal_action": "ignore"}, "illegal_action"),
+    ({"infos": "tensors"}, r"unknown infos 'tensors'; choose one of \('full', 'numeric'\)"),
 ])
 def test_bad_constructor_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):

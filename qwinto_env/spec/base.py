@@ -1,7 +1,7 @@
 """What the two games' specs share: the entry actions, the colour bitmasks, the reward
-kinds, the sheet block that starts every seat's observation, and the two shapes a spec
-is declared with (:class:`Layout` for the pieces of a feature vector, :class:`GameSpec`
-for the facts generic code looks up by game name).
+kinds, the sheet block that starts every seat's observation, the keys of the numeric
+infos, and the two shapes a spec is declared with (:class:`Layout` for the pieces of a
+feature vector, :class:`GameSpec` for the facts generic code looks up by game name).
 
 Both games write on the same sheet (:mod:`qwinto_env.rules`) through the same entry
 actions:
@@ -41,6 +41,12 @@ PASS = WRITES.stop
 COLOUR_ROWS: tuple[tuple[int, ...], ...] = tuple(
     tuple(r for r in range(rules.NUM_ROWS) if mask >> r & 1)
     for mask in range(1 << rules.NUM_ROWS))
+
+
+def colour_flags(mask: int) -> np.ndarray:
+    """The colour bitmask ``mask`` as one 0/1 flag per row (orange, yellow, purple), int64."""
+    return np.array([mask >> r & 1 for r in range(rules.NUM_ROWS)], dtype=np.int64)
+
 
 # -- rewards ---------------------------------------------------------------------------
 REWARDS = ("win", "margin", "score")
@@ -160,6 +166,16 @@ def decode_sheet_blocks(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cells, misthrows
 
 
+# -- infos ------------------------------------------------------------------------------
+#: The ``infos="numeric"`` entries of both games (:mod:`qwinto_env.parallel`, Infos):
+#: key -> shape, ``()`` for an int; every array is int64. A game's
+#: :attr:`GameSpec.numeric_infos` adds its own.
+NUMERIC_INFOS: dict[str, tuple[int, ...]] = {
+    "sheet": (rules.NUM_ROWS, rules.NUM_FIELDS), "misthrows": (), "score": (), "phase": (),
+    "active_player": (), "reroll_available": (), "roll_colours": (rules.NUM_ROWS,),
+    "roll_value": (), "illegal_action": ()}
+
+
 # -- the facts generic code looks up by game name --------------------------------------
 @dataclass(frozen=True)
 class GameSpec:
@@ -180,6 +196,9 @@ class GameSpec:
     steps_per_turn: int
     #: Length of the ego-centric observation for a player count.
     observation_size: Callable[[int], int]
+    #: The ``infos="numeric"`` keys and shapes for a player count (:data:`NUMERIC_INFOS`
+    #: and the game's own).
+    numeric_infos: Callable[[int], dict[str, tuple[int, ...]]]
     #: A player's action as the other players see it (the card game's plays drop which
     #: card of the hidden hand was played); by default the action itself.
     public_action: Callable[[int], int] = int

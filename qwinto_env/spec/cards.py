@@ -102,7 +102,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import rules
-from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
+from .base import COLOUR_ROWS, NUMERIC_INFOS, PASS, SHEET, GameSpec, Layout, ego_indices
 
 __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "HAND_SIZE",
            "NUM_STACKS", "CARD_COLOUR", "CARD_VALUE", "CARD_TUPLES", "CARD_COLOUR_BIT",
@@ -113,7 +113,8 @@ __all__ = ["NUM_COLOURS", "GREY", "COLOUR_NAMES", "CARD_VALUES", "DECK_SIZE", "H
            "EMPTY_PILE_RULES", "PILE_RESHUFFLE", "PILE_END", "PILE_NO_DRAW",
            "CARD", "CARD_FEATURE_INDICES", "SEAT", "HAND_FEATURES", "COMMON", "MAX_PILE",
            "PLAY_VALUE_SPAN", "observation_layout", "features_layout", "observation_size",
-           "observation_indices", "card_name", "play_result", "check_empty_pile", "SPEC"]
+           "observation_indices", "card_name", "play_result", "check_empty_pile",
+           "MAX_PLAYED", "NO_CARD", "numeric_infos", "SPEC"]
 
 # -- cards and stacks ----------------------------------------------------------
 NUM_COLOURS = 4
@@ -174,6 +175,9 @@ SINGLE_PLAYS: tuple[tuple[int, ...], ...] = tuple(
 #: card and the two cards have the same value.
 DOUBLE_PLAYS: tuple[tuple[int, ...], ...] = tuple(
     tuple(a for a, (slots, _) in PLAYS.items() if slots == pair) for pair in SLOT_PAIRS)
+
+#: The most cards one play puts down (a double play's two).
+MAX_PLAYED = max(len(slots) for slots, _ in PLAYS.values())
 
 # -- phases and options ------------------------------------------------------------------
 PLAY, ENTRY, OVER = range(3)
@@ -272,7 +276,31 @@ def public_action(action: int) -> int:
     return PUBLIC_PLAYS.get(int(action), int(action))
 
 
+# -- infos ------------------------------------------------------------------------------
+#: What fills a card slot without a card in the numeric infos (no colour, value or stack
+#: is -1).
+NO_CARD = -1
+
+
+def numeric_infos(num_players: int) -> dict[str, tuple[int, ...]]:
+    """The card game's ``infos="numeric"`` keys and shapes: both games'
+    (:data:`~qwinto_env.spec.base.NUMERIC_INFOS`; ``roll_colours`` and ``roll_value``
+    are the announcement, ``reroll_available`` is 0) and
+
+    * ``played`` (2, 3): this turn's cards in play order, as (colour, value, stack);
+    * ``stacks`` (4, 2): the four stack tops, as (colour, value);
+    * ``pile_size`` (): the cards left in the draw pile;
+    * ``hand_sizes`` (n,): the cards in each seat's hand;
+    * ``hand`` (3, 2): **the agent's own** hand, (colour, value) per slot.
+
+    A colour is its index in :data:`COLOUR_NAMES` (3 = grey); a slot without a card is
+    :data:`NO_CARD` in every column.
+    """
+    return {**NUMERIC_INFOS, "played": (MAX_PLAYED, 3), "stacks": (NUM_STACKS, 2),
+            "pile_size": (), "hand_sizes": (num_players,), "hand": (HAND_SIZE, 2)}
+
+
 SPEC = GameSpec(name="cards", title="card game", min_players=1, max_players=4,
                 num_actions=NUM_ACTIONS, pass_action=PASS, phases=PHASE_NAMES,
                 steps_per_turn=2, observation_size=observation_size,
-                public_action=public_action)
+                numeric_infos=numeric_infos, public_action=public_action)

@@ -45,12 +45,12 @@ import itertools
 import numpy as np
 
 from .. import rules
-from .base import COLOUR_ROWS, PASS, SHEET, GameSpec, Layout, ego_indices
+from .base import COLOUR_ROWS, NUMERIC_INFOS, PASS, SHEET, GameSpec, Layout, ego_indices
 
 __all__ = ["DIE_FACES", "PASS", "SUM_WAYS", "ROLLS", "ROLL_OFFSET", "ROLL_FIRST", "KEEP",
            "REROLL", "NUM_ACTIONS", "CHOOSE", "REROLL_DECISION", "ENTRY", "OVER", "PHASE_NAMES",
            "SUBSET_ROWS", "SEAT", "COMMON", "observation_layout", "observation_size",
-           "observation_indices", "SPEC"]
+           "observation_indices", "numeric_infos", "SPEC"]
 
 DIE_FACES = 6
 
@@ -103,6 +103,13 @@ def observation_indices(num_players: int) -> list[np.ndarray]:
                        rotate=("seats", "active"))
 
 
+def numeric_infos(num_players: int) -> dict[str, tuple[int, ...]]:
+    """The dice game's ``infos="numeric"`` keys and shapes: both games' and the faces
+    rolled, ``roll_dice`` (the same for every player count)."""
+    return {**NUMERIC_INFOS, "roll_dice": (rules.NUM_ROWS,)}
+
+
 SPEC = GameSpec(name="dice", title="dice game", min_players=1, max_players=6,
                 num_actions=NUM_ACTIONS, pass_action=PASS, phases=PHASE_NAMES,
-                steps_per_turn=3, observation_size=observation_size)
+                steps_per_turn=3, observation_size=observation_size,
+                numeric_infos=numeric_infos)
