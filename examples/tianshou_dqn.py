@@ -12,9 +12,9 @@ As Tianshou's PettingZoo tic-tac-toe example does: ``tianshou.env.PettingZooEnv`
   ``obs.mask``, which DQN applies to its Q-values and to its epsilon-greedy exploration,
   so both seats only play legal actions (the env keeps ``illegal_action="raise"``).
 * The infos: Tianshou's replay buffer stores every step's info as arrays and refuses one
-  whose shape changes, and Qwinto's infos hold tuples that grow (the dice rolled, the
-  cards played; :mod:`qwinto_env.parallel`, Infos). :class:`WithoutInfos` hands Tianshou
-  empty infos; the game itself is untouched.
+  whose shape changes, as the default infos' tuples do (the dice rolled, the cards
+  played); ``infos="numeric"`` gives only numbers of fixed shapes
+  (:mod:`qwinto_env.parallel`, Infos), which the buffer keeps.
 * ``random_start=True`` draws the first active player of every game, so the learner is
   not always the one who rolls first.
 
@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from pettingzoo.utils import BaseWrapper
 from tianshou.algorithm import (DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm,
                                 MultiAgentOffPolicyAlgorithm)
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
@@ -45,17 +44,9 @@ from agents.benchmark.algorithms.common import ModuleAgent
 from agents.evaluate import format_table, play, summarise
 
 
-class WithoutInfos(BaseWrapper):
-    """The AEC env with every agent's info empty (Tianshou's buffer needs fixed shapes)."""
-
-    @property
-    def infos(self) -> dict[str, dict]:
-        return {agent: {} for agent in self.env.infos}
-
-
 def make_env(game: str) -> PettingZooEnv:
-    return PettingZooEnv(WithoutInfos(qwinto_env.env(game=game, num_players=2,
-                                                     reward="score", random_start=True)))
+    return PettingZooEnv(qwinto_env.env(game=game, num_players=2, reward="score",
+                                        random_start=True, infos="numeric"))
 
 
 def make_algorithm(env: PettingZooEnv, args: argparse.Namespace) -> MultiAgentOffPolicyAlgorithm:

@@ -14,10 +14,9 @@ seats, a ``Collector`` (TorchRL 0.14's name for ``SyncDataCollector``) gathers
   ``("player", "observation", "observation")``; the actor's distribution is
   ``MaskedCategorical`` on that mask, so it only samples legal actions (the env keeps
   ``illegal_action="raise"``).
-* The infos: the wrapper turns every info value into a tensor and stops at the first
-  that is not a number or an array (Qwinto's ``phase`` is a string, ``roll`` a dict of
-  tuples; :mod:`qwinto_env.parallel`, Infos). :class:`WithoutInfos` hands it empty
-  infos; the game itself is untouched.
+* The infos: the wrapper turns every info value into a tensor, which the default infos'
+  strings and nested dicts are not; ``infos="numeric"`` gives only numbers of fixed
+  shapes (:mod:`qwinto_env.parallel`, Infos), which land in ``("player", "info")``.
 * ``Qwinto-v0`` works unchanged through ``GymWrapper``, with the ``ActionMask`` transform
   reading its ``action_mask`` (``make_single_env``).
 
@@ -32,7 +31,6 @@ from typing import Any
 
 import gymnasium
 import torch
-from pettingzoo.utils import BaseParallelWrapper
 from tensordict.nn import TensorDictModule
 from torch import nn
 from torchrl.collectors import Collector
@@ -49,21 +47,10 @@ GROUP = "player"  # the wrapper's group of player_0, player_1
 OBS, MASK = (GROUP, "observation", "observation"), (GROUP, "action_mask")
 
 
-class WithoutInfos(BaseParallelWrapper):
-    """The ParallelEnv with every agent's info empty (TorchRL tensorises each one)."""
-
-    def reset(self, seed: int | None = None, options: dict | None = None):
-        obs, infos = self.env.reset(seed=seed, options=options)
-        return obs, {agent: {} for agent in infos}
-
-    def step(self, actions: dict[str, Any]):
-        obs, rewards, terminations, truncations, infos = self.env.step(actions)
-        return obs, rewards, terminations, truncations, {agent: {} for agent in infos}
-
-
 def make_env(game: str, seed: int) -> PettingZooWrapper:
-    table = qwinto_env.parallel_env(game=game, num_players=2, reward="score", random_start=True)
-    return PettingZooWrapper(WithoutInfos(table), categorical_actions=True, seed=seed)
+    table = qwinto_env.parallel_env(game=game, num_players=2, reward="score", random_start=True,
+                                    infos="numeric")
+    return PettingZooWrapper(table, categorical_actions=True, seed=seed)
 
 
 def make_single_env(game: str) -> TransformedEnv:

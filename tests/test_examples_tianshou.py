@@ -1,11 +1,14 @@
 """examples/tianshou_dqn.py: Tianshou's multi-agent DQN trains a little against the
 masked-random seat on both games (the env raises on an illegal action, so masks were
-honoured) and is evaluated against random. Skipped where tianshou is not installed."""
+honoured; its replay buffer keeps the numeric infos) and is evaluated against random.
+Skipped where tianshou is not installed."""
 
 import runpy
 from pathlib import Path
 
 import pytest
+
+from qwinto_env.spec import SPECS
 
 pytest.importorskip("tianshou")
 
@@ -24,10 +27,10 @@ def test_a_tiny_run_trains_and_is_evaluated(game, capsys):
     assert row["agent"] == "tianshou-dqn" and 0.0 <= row["win_rate"] <= 1.0
 
 
-def test_the_wrapped_env_gives_tianshou_the_mask_and_no_infos():
+def test_the_wrapped_env_gives_tianshou_the_mask_and_the_numeric_infos():
     env = example["make_env"]("cards")
     obs, info = env.reset(seed=0)
-    assert info == {} and obs["agent_id"] == "player_0"
+    assert set(info) == set(SPECS["cards"].numeric_infos(2)) and obs["agent_id"] == "player_0"
     assert len(obs["mask"]) == 88 and any(obs["mask"])
 
 

@@ -1,6 +1,6 @@
 """examples/torchrl_ppo.py: TorchRL's multi-agent PPO trains a little on the ParallelEnv
 of both games (the env raises on an illegal action, so the MaskedCategorical honoured
-the masks) and is evaluated against random; Qwinto-v0 steps through GymWrapper with
+the masks; the wrapper takes the numeric infos) and is evaluated against random; Qwinto-v0 steps through GymWrapper with
 the ActionMask transform. Skipped where torchrl is not installed."""
 
 import runpy
@@ -32,6 +32,13 @@ def test_random_rollouts_honour_the_masks_in_both_wrappers(game):
         check_env_specs(env)
         steps = env.rollout(300, break_when_any_done=False)  # across episode ends
         assert steps["next", "done"].any()
+
+
+@pytest.mark.parametrize("game", ["dice", "cards"])
+def test_the_table_hands_its_numeric_infos_to_torchrl(game):
+    steps = example["make_env"](game, 0).rollout(5)
+    assert steps["next", "player", "info", "score"].shape == (5, 2)
+    assert steps["next", "player", "info", "sheet"].shape == (5, 2, 3, 9)
 
 
 def test_bad_numbers_are_argparse_errors(capsys):
