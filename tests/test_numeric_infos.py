@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, parallel_api_test
 
 import qwinto_env
 from qwinto_env.spec import SPECS
-from qwinto_env.spec.cards import COLOUR_NAMES
+from qwinto_env.spec.cards import COLOUR_NAMES, EMPTY_PILE_RULES
 
 GAMES = ["dice", "cards"]
 
@@ -57,15 +57,21 @@ def shapes(info: dict) -> dict:
     return {key: np.shape(value) for key, value in info.items()}
 
 
+def options(game: str, seed: int) -> dict:
+    """The card game's ``empty_pile`` rules in turn (hands shrink under two of them)."""
+    return {"empty_pile": EMPTY_PILE_RULES[seed % 3]} if game == "cards" else {}
+
+
 @settings(max_examples=60, deadline=None)
 @given(game=st.sampled_from(GAMES), players=st.integers(1, 4),
        seed=st.integers(0, 2**32 - 1), forgive=st.booleans(), aec=st.booleans())
 def test_every_step_has_the_declared_keys_and_shapes(game, players, seed, forgive, aec):
     declared = SPECS[game].numeric_infos(players)
+    kwargs = {"infos": "numeric", **options(game, seed)}
     if aec:
-        infos = list(aec_infos(game, players, seed, infos="numeric"))
+        infos = list(aec_infos(game, players, seed, **kwargs))
     else:
-        infos = [info for step in parallel_steps(game, players, seed, forgive, infos="numeric")
+        infos = [info for step in parallel_steps(game, players, seed, forgive, **kwargs)
                  for info in step.values()]
     assert all(shapes(info) == declared for info in infos)
     assert any(info["illegal_action"] for info in infos) <= forgive
@@ -104,8 +110,9 @@ def numeric_of(full: dict, game: str) -> dict:
 @pytest.mark.parametrize("players", [1, 2, 4])
 def test_the_numbers_tell_what_the_full_infos_tell(game, players):
     for seed in range(3):
-        full = parallel_steps(game, players, seed, forgive=True)
-        numeric = parallel_steps(game, players, seed, forgive=True, infos="numeric")
+        full = parallel_steps(game, players, seed, True, **options(game, seed))
+        numeric = parallel_steps(game, players, seed, True, infos="numeric",
+                                 **options(game, seed))
         for full_step, numeric_step in zip(full, numeric, strict=True):
             for agent, info in numeric_step.items():
                 assert as_lists(info) == numeric_of(full_step[agent], game)
