@@ -44,21 +44,13 @@ import numpy as np
 
 from . import rules
 from .game import Game, IllegalActionError, check_seed
-from .spec.base import colour_flags
+from .spec.base import colour_flags, padded_rows
 from .spec.cards import *  # noqa: F403 -- the game's facts are part of this module's API
 
 
 def _card_pair(card: int) -> tuple[int, int]:
     """Colour index and value of ``card``, as the numeric infos give a card."""
     return CARD_COLOUR[card], CARD_VALUE[card]
-
-
-def _padded(rows: list[tuple[int, ...]], shape: tuple[int, ...]) -> np.ndarray:
-    """``rows`` as an int64 array of ``shape``, the rows after them :data:`NO_CARD`."""
-    out = np.full(shape, NO_CARD, dtype=np.int64)
-    if rows:
-        out[:len(rows)] = rows
-    return out
 
 
 class CardGame(Game):
@@ -384,17 +376,18 @@ class CardGame(Game):
         a slot without a card :data:`NO_CARD` in every column; ``reroll_available`` 0."""
         shapes = self._info_shapes
         played = [(*_card_pair(card), stack) for card, stack in self.played]
+        tops = [_card_pair(stack[-1]) for stack in self.stacks]
         return {"phase": self.phase, "active_player": self.active, "reroll_available": 0,
                 "roll_colours": colour_flags(self.colours), "roll_value": self.value,
-                "played": _padded(played, shapes["played"]),
-                "stacks": _padded([_card_pair(s[-1]) for s in self.stacks], shapes["stacks"]),
+                "played": padded_rows(played, shapes["played"], NO_CARD),
+                "stacks": padded_rows(tops, shapes["stacks"], NO_CARD),
                 "pile_size": len(self._pile),
                 "hand_sizes": np.array([len(hand) for hand in self.hands], dtype=np.int64)}
 
     def numeric_private_info(self, seat: int) -> dict[str, Any]:
         """``seat``'s own hand as (colour, value) rows, in slot order."""
         hand = [_card_pair(card) for card in self.hands[seat]]
-        return {"hand": _padded(hand, self._info_shapes["hand"])}
+        return {"hand": padded_rows(hand, self._info_shapes["hand"], NO_CARD)}
 
     def render(self) -> str:
         from .render import render_sheets  # render is a leaf; import lazily for speed

@@ -48,6 +48,15 @@ def colour_flags(mask: int) -> np.ndarray:
     return np.array([mask >> r & 1 for r in range(rules.NUM_ROWS)], dtype=np.int64)
 
 
+def padded_rows(rows: Sequence[Sequence[int]], shape: tuple[int, int], fill: int) -> np.ndarray:
+    """``rows`` as an int64 array of ``shape``, the rows after them all ``fill`` (a numeric
+    info of fixed shape); ValueError if there are more rows than ``shape`` holds."""
+    out = np.full(shape, fill, dtype=np.int64)
+    if rows:
+        out[:len(rows)] = rows
+    return out
+
+
 # -- rewards ---------------------------------------------------------------------------
 REWARDS = ("win", "margin", "score")
 
