@@ -14,6 +14,7 @@ from pettingzoo.test import api_test, parallel_api_test
 import qwinto_env
 from qwinto_env.spec import SPECS
 from qwinto_env.spec.cards import COLOUR_NAMES, EMPTY_PILE_RULES
+from tests.numeric_infos import check_tianshou_takes_only_numeric, shapes, tianshou_buffer
 
 GAMES = ["dice", "cards"]
 
@@ -47,14 +48,6 @@ def aec_infos(game, players, seed, **options):
         obs, _, term, trunc, info = env.last()
         yield info
         env.step(None if term or trunc else masked(rng, obs["action_mask"]))
-
-
-def shapes(info: dict) -> dict:
-    """Key -> shape of an info whose values are ints or int64 arrays (else AssertionError)."""
-    for key, value in info.items():
-        assert (type(value) is int) or (isinstance(value, np.ndarray) and value.dtype == np.int64
-                                        and value.flags.writeable), (key, value)
-    return {key: np.shape(value) for key, value in info.items()}
 
 
 def options(game: str, seed: int) -> dict:
@@ -180,27 +173,15 @@ def test_tianshou_collects_numeric_infos_into_its_buffer_and_not_the_full_ones(g
     pytest.importorskip("tianshou")
     from tianshou.algorithm import (MARLRandomDiscreteMaskedOffPolicyAlgorithm,
                                     MultiAgentOffPolicyAlgorithm)
-    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
-    from tianshou.env import DummyVectorEnv
     from tianshou.env.pettingzoo_env import PettingZooEnv
 
-    def collect(infos: str) -> VectorReplayBuffer:
+    def collect(infos: str):
         def make():
             return PettingZooEnv(qwinto_env.env(game=game, infos=infos, random_start=True))
         env = make()
         random_seats = [MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
                         for _ in env.agents]
-        buffer = VectorReplayBuffer(4000, 2)
-        collector = Collector[CollectStats](
-            MultiAgentOffPolicyAlgorithm(algorithms=random_seats, env=env),
-            DummyVectorEnv([make, make]), buffer)
-        collector.reset()
-        assert collector.collect(n_episode=4).n_collected_episodes >= 4
-        return buffer
+        return tianshou_buffer(make, MultiAgentOffPolicyAlgorithm(algorithms=random_seats,
+                                                                  env=env))
 
-    buffer = collect("numeric")
-    declared = SPECS[game].numeric_infos(2)
-    assert {key: buffer.info[key].shape[1:] for key in declared} == declared
-    assert buffer.terminated.any()
-    with pytest.raises(ValueError, match="shape mismatch"):  # the full infos' growing tuples
-        collect("full")
+    check_tianshou_takes_only_numeric(collect, SPECS[game].numeric_infos(2))
