@@ -47,6 +47,8 @@ option               default      meaning
                                   default one and add ``illegal_penalty`` (for
                                   unmasked algorithms)
 ``illegal_penalty``  ``-1.0``     see ``illegal_action``
+``infos``            ``"full"``   ``"numeric"``: only ints and int64 arrays of fixed
+                                  shapes (see Infos); the ParallelEnv's option
 ``empty_pile``       (cards)      the card game's option, passed to its engine
 ===================  ===========  ==================================================
 
@@ -82,6 +84,17 @@ reset (what ``gymnasium.make_vec`` and ``SyncVectorEnv`` need to stack infos):
   card play from the first hand slots: which card of a hidden hand was played is not
   public, ``qwinto_env.spec.cards.PUBLIC_PLAYS``);
 * ``skipped_steps``: how many engine steps were played for the learner.
+
+With ``infos="numeric"`` the learner's infos are the ParallelEnv's numeric ones
+(:mod:`qwinto_env.parallel`, Infos) and the keys above as ints and new int64 arrays, of
+the shapes ``SPECS[game].learner_numeric_infos(num_players)`` declares, on every step
+and reset (what Tianshou's replay buffer needs, and what ``make_vec`` stacks into int
+arrays): ``illegal_action`` 0 or 1, ``scores`` ``(n,)``, and ``opponent_actions`` one
+row ``(seat, phase index, action)`` per decision, then rows of -1
+(:data:`~qwinto_env.spec.base.NO_ACTION`) up to
+:meth:`~qwinto_env.spec.base.GameSpec.max_opponent_decisions` rows, the most the
+opponents can make between two learner decisions (dice ``(n-1)(n+2)``, cards
+``(n-1)(n+1)``; none in solo play).
 
 Illegal actions
 ---------------
@@ -136,6 +149,7 @@ from .image import draw
 from .opponents import OpponentSpecError, bot_action, make_opponents
 from .parallel import (RENDER_FPS, QwintoParallelEnv, check_options, engine_options,
                        keyword_names)
+from .spec.base import NO_ACTION, OPPONENT_ACTION_COLUMNS, padded_rows
 
 __all__ = ["QwintoSingleEnv", "OpponentSpecError", "RenderModeError", "make_opponents"]
 
@@ -173,7 +187,7 @@ class QwintoSingleEnv(gym.Env):
                  learner_seat: int | str = 0, reward: str | None = None,
                  render_mode: str | None = None, random_start: bool = False,
                  illegal_action: str = "raise", illegal_penalty: float = -1.0,
-                 **game_options: Any):
+                 infos: str = "full", **game_options: Any):
         check_options('gymnasium.make("Qwinto-v0")', game_options,
                       keyword_names(QwintoSingleEnv) + engine_options(game),
                       "; to truncate episodes after k learner steps, pass Gymnasium's "
@@ -184,8 +198,10 @@ class QwintoSingleEnv(gym.Env):
         self.table = QwintoParallelEnv(game=game, num_players=num_players, reward=reward,
                                        illegal_action=illegal_action,
                                        illegal_penalty=illegal_penalty,
-                                       random_start=random_start, **game_options)
+                                       random_start=random_start, infos=infos,
+                                       **game_options)
         n = self.table.game.num_players
+        self._numeric_shapes = self.table.game.spec.learner_numeric_infos(n)
         _check_seat(learner_seat, n)
         # An empty list is the one spec per other seat that solo play has.
         if n == 1 and opponents is not None and not (
@@ -318,9 +334,21 @@ class QwintoSingleEnv(gym.Env):
         # returned array to be new (users may keep and modify it).
         infos = {key: value.copy() if isinstance(value, np.ndarray) else value
                  for key, value in self._table_infos[self.agent].items()}
-        return {**infos, "illegal_action": penalised, "learner_seat": self.learner_seat,
-                "scores": self.table.game.scores(), "opponent_actions": opponent_actions,
-                "skipped_steps": skipped}
+        own = {"illegal_action": penalised, "learner_seat": self.learner_seat,
+               "scores": self.table.game.scores(), "opponent_actions": opponent_actions,
+               "skipped_steps": skipped}
+        return {**infos, **(self._numeric(own) if self.table.infos_kind == "numeric" else own)}
+
+    def _numeric(self, own: dict[str, Any]) -> dict[str, Any]:
+        """Qwinto-v0's own infos as ``infos="numeric"`` gives them (module docstring)."""
+        phases = self.table.game.spec.phases
+        numbered = ({**act, "phase": phases.index(act["phase"])}
+                    for act in own["opponent_actions"])
+        rows = [[act[column] for column in OPPONENT_ACTION_COLUMNS] for act in numbered]
+        return {**own, "illegal_action": int(own["illegal_action"]),
+                "scores": np.array(own["scores"], dtype=np.int64),
+                "opponent_actions": padded_rows(rows, self._numeric_shapes["opponent_actions"],
+                                                NO_ACTION)}
 
     def _observation(self) -> dict[str, np.ndarray]:
         return {key: value.copy() for key, value in self._obs.items()}

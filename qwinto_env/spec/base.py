@@ -183,6 +183,11 @@ NUMERIC_INFOS: dict[str, tuple[int, ...]] = {
     "sheet": (rules.NUM_ROWS, rules.NUM_FIELDS), "misthrows": (), "score": (), "phase": (),
     "active_player": (), "reroll_available": (), "roll_colours": (rules.NUM_ROWS,),
     "roll_value": (), "illegal_action": ()}
+#: The columns of a row of Qwinto-v0's numeric ``opponent_actions`` (:mod:`qwinto_env.single`,
+#: Infos): one opponent decision, the phase as its index in :attr:`GameSpec.phases`.
+OPPONENT_ACTION_COLUMNS = ("seat", "phase", "action")
+#: What fills the rows of ``opponent_actions`` that no decision took.
+NO_ACTION = -1
 
 
 # -- the facts generic code looks up by game name --------------------------------------
@@ -236,6 +241,24 @@ class GameSpec:
         if problem is not None:
             raise ValueError(f"num_players {problem}")
         return int(num_players)
+
+    def max_opponent_decisions(self, num_players: int) -> int:
+        """The most decisions the other seats make between two of one player's (the rows of
+        Qwinto-v0's numeric ``opponent_actions``). A player decides at the first step of
+        each of its turns (several dice subsets or card plays are always legal), so at most
+        ``num_players`` turns lie between, its own first; of a turn's steps only the last,
+        the entry, lets anyone but the active player decide."""
+        others = num_players - 1
+        return others + others * (self.steps_per_turn - 1 + others)
+
+    def learner_numeric_infos(self, num_players: int) -> dict[str, tuple[int, ...]]:
+        """Qwinto-v0's ``infos="numeric"`` keys and shapes: the table's
+        (:attr:`numeric_infos`), ``learner_seat`` and ``skipped_steps`` (ints), ``scores``
+        ``(num_players,)`` and ``opponent_actions`` ``(max_opponent_decisions(num_players),
+        3)``, one row per decision (:data:`OPPONENT_ACTION_COLUMNS`)."""
+        rows = self.max_opponent_decisions(num_players)
+        return {**self.numeric_infos(num_players), "learner_seat": (), "scores": (num_players,),
+                "opponent_actions": (rows, len(OPPONENT_ACTION_COLUMNS)), "skipped_steps": ()}
 
     def players_for_size(self, observation_size: int) -> int | None:
         """The player count whose observation is ``observation_size`` long, or None."""
