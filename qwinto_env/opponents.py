@@ -155,9 +155,12 @@ def make_agent(spec: Any, game: str, num_players: int) -> Any:
     """One agent from one spec (as in :func:`make_opponents`): an object with ``act`` as it
     is, if :func:`checked_agent` passes it, else what the :func:`opponent_loader` makes of
     the name or path. A name holding a comma outside brackets (the command line's list of
-    specs) is refused, pointing to a list."""
+    specs) is refused, pointing to a list; so is anything else, naming ``opponents``."""
     if callable(getattr(spec, "act", None)):
         return checked_agent(spec, game, num_players)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise OpponentSpecError(f"opponents: {spec!r} is no opponent: give a bot's name, a "
+                                f"checkpoint path or an agent object")
     if isinstance(spec, str) and len(split_specs(spec)) > 1 and not os.path.exists(spec):
         raise OpponentSpecError(f"agent spec {spec!r} names several agents: give them as a "
                                 f"list, {split_specs(spec)!r}, one per seat (commas separate "

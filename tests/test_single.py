@@ -342,6 +342,8 @@ def test_checkpoint_and_agent_instance_opponents(tmp_path):
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"opponents": "nobody"}, AgentSpecError, "unknown agent spec"),
     ({"opponents": ["random", "random"]}, OpponentSpecError, "one per other seat"),
+    ({"opponents": 3}, OpponentSpecError, "opponents: 3 is no opponent"),
+    ({"opponents": [None]}, OpponentSpecError, "opponents: None is no opponent"),
     ({"opponents": LoopRandom(game="cards")}, OpponentSpecError, "game"),
     ({"opponents": LoopRandom(num_players=3)}, OpponentSpecError, "num_players"),
     ({"learner_seat": 2}, OpponentSpecError, "learner_seat"),
