@@ -1,7 +1,8 @@
 """examples/torchrl_ppo.py: TorchRL's multi-agent PPO trains a little on the ParallelEnv
 of both games (the env raises on an illegal action, so the MaskedCategorical honoured
-the masks; the wrapper takes the numeric infos) and is evaluated against random; Qwinto-v0 steps through GymWrapper with
-the ActionMask transform. Skipped where torchrl is not installed."""
+the masks; the wrapper takes the numeric infos) and is evaluated against random;
+Qwinto-v0 steps through GymWrapper with the ActionMask transform. Skipped where torchrl
+is not installed."""
 
 import runpy
 from pathlib import Path

@@ -84,7 +84,8 @@ def test_the_wheel_carries_the_licence_and_keeps_test_tools_in_the_test_extra(wh
     assert dist_info(wheel, "LICENSE") == (ROOT / "LICENSE").read_text()
     metadata = Parser().parsestr(dist_info(wheel, "METADATA"))
     assert metadata["License-Expression"] == "MIT"
-    assert set(metadata.get_all("Provides-Extra")) == {"test", "bench", "rllib", "benchmark", "ecosystem"}
+    assert set(metadata.get_all("Provides-Extra")) == {"test", "bench", "rllib", "benchmark",
+                                                        "ecosystem"}
     for requirement in metadata.get_all("Requires-Dist"):
         if requirement.split(">")[0].split("[")[0].strip() in {"pytest", "hypothesis",
                                                                 "httpx", "selenium"}:
