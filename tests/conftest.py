@@ -19,6 +19,15 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_pytest_temp(tmp_path_factory):
+    """SB3's ``learn()`` without a logger makes an ``SB3-<time>`` folder in the system temp
+    folder per call; the suite's (examples in subprocesses too) go to pytest's instead."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
+
+
 @pytest.fixture
 def observations():
     """``observations(game, n, players=2, seed=0)``: ``(n, size)`` float32 tensor of seat 0's

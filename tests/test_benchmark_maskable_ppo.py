@@ -1,6 +1,8 @@
 """The MaskablePPO baseline (agents.benchmark.algorithms.maskable_ppo): tiny runs end to end
 through the algorithm contract."""
 
+import tempfile
+
 import numpy as np
 import pytest
 import torch
@@ -47,12 +49,17 @@ def observations(task_id, count=64):
 
 
 @pytest.mark.parametrize("task_id", ["dice-2p-v0", "cards-2p-v0"])
-def test_a_tiny_run_reports_progress_and_plays_legal_moves(tmp_path, task_id):
-    agent, progress = train(task_id, 0, tmp_path, steps=ROLLOUT + 400, points=[1000])
+def test_a_tiny_run_reports_progress_and_plays_legal_moves(tmp_path, monkeypatch, task_id):
+    temp = tmp_path / "temp"  # the system temp folder, as the run sees it
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    agent, progress = train(task_id, 0, tmp_path / "cell", steps=ROLLOUT + 400, points=[1000])
+    assert not list(temp.glob("SB3-*"))  # no log folder left behind per cell
     # stopped at the budget; the cut rollout was collected, not trained on
     assert progress.steps == ROLLOUT + 400
     assert list(progress.agents) == [1000] and progress.agents[1000] is not agent
-    assert (tmp_path / "maskable_ppo.zip").is_file()
+    assert (tmp_path / "cell" / "maskable_ppo.zip").is_file()
     task = get_task(task_id)
     # play() raises EvaluationError on an illegal action
     res = summarise(play([agent, "random"], game=task.game, num_players=task.num_players,

@@ -18,6 +18,9 @@ budget              updates use whole rollouts only: the steps of a rollout cut 
                     the agent never learns from more than ``steps``
 agent               :class:`~agents.benchmark.algorithms.common.ModuleAgent` over a
                     copy of the actor: the legal action with the highest logit
+logs                none: the cell's result holds its curve (SB3's default logger
+                    would leave an empty ``SB3-<time>`` folder in the system temp
+                    folder per cell)
 ==================  ================================================================
 
 ``SubprocVecEnv`` was not used: on a 2-core machine the workers only compete with the
@@ -33,6 +36,7 @@ from typing import Any
 import gymnasium
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env import DummyVecEnv
 from torch import nn
 
@@ -95,6 +99,7 @@ def train(task: Any, seed: int, steps: int, workdir: str | Path, progress: Any) 
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
     model = MaskablePPO("MlpPolicy", make_vec_env(task), n_steps=N_STEPS, seed=seed, verbose=0,
                         device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))
     # learn() also stops at a whole rollout past `steps`; the callback stops it first
     model.learn(steps, callback=_Report(task, steps, progress))
     model.save(Path(workdir) / "maskable_ppo.zip")
