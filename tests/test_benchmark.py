@@ -596,6 +596,16 @@ def test_a_cell_named_twice_runs_once():
     assert cli._names("ppo,dqn,ppo", list(ALGORITHMS), "algorithm") == ["ppo", "dqn"]
 
 
+def test_all_names_every_baseline_inside_a_list_too(users_folder):
+    """``--algo all,users_algo`` (the baselines and yours) was refused as an unknown
+    algorithm 'all'; the same for ``--task``."""
+    (users_folder / "users_algo.py").write_text(USER_ALGORITHM)
+    args = cli.parser().parse_args(["run", "--task", "dice-solo-v0,all", "--algo",
+                                    "dqn,all,users_algo,ppo", "--seed", "0"])
+    assert args.algo == ["dqn", *[a for a in ALGORITHMS if a != "dqn"], "users_algo"]
+    assert args.task == ["dice-solo-v0", *[t for t in TASKS if t != "dice-solo-v0"]]
+
+
 def test_run_with_two_jobs_under_python_m(tmp_path):
     """Spawned workers cannot import a function of the package's ``__main__``: every cell
     of ``python -m agents.benchmark run --jobs 2`` failed with BrokenProcessPool."""

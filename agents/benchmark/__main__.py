@@ -58,21 +58,27 @@ BASELINES = Path("docs/benchmark/results.json")
 TABLE_START, TABLE_END = "<!-- table: start -->", "<!-- table: end -->"
 
 
+def _expand(value: str, known: Sequence[str]) -> list[str]:
+    """The comma-separated names in ``value``, ``all`` standing for every one of ``known``,
+    each once, in the order given."""
+    names = [n for v in value.split(",") for n in (known if v == "all" else [v])]
+    return list(dict.fromkeys(names))  # a cell named twice runs once
+
+
 def _names(value: str, known: Sequence[str], what: str) -> list[str]:
-    names = list(known) if value == "all" else value.split(",")
+    names = _expand(value, known)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(map(repr, unknown))}; "
                                          f"known: {', '.join(known)} (or all)")
-    return list(dict.fromkeys(names))  # a cell named twice runs once
+    return names
 
 
 def _algorithms(value: str) -> list[str]:
-    """``--algo``: ``all`` (the baselines), or names of :data:`ALGORITHMS` and import paths
-    of the user's own modules that keep the contract, separated by commas."""
-    if value == "all":
-        return list(ALGORITHMS)
-    names = list(dict.fromkeys(value.split(",")))  # a cell named twice runs once
+    """``--algo``: names of :data:`ALGORITHMS` (``all``: every baseline) and import paths of
+    the user's own modules that keep the contract, separated by commas
+    (``all,my_algo``: the baselines and yours)."""
+    names = _expand(value, list(ALGORITHMS))
     for name in names:
         try:
             get_algorithm(name)
@@ -117,8 +123,8 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run cells (task x algorithm x seed) not yet done")
     run.add_argument("--task", required=True, type=lambda v: _names(v, list(TASKS), "task"))
     run.add_argument("--algo", required=True,
-                     type=_algorithms, help="baselines (or all), or your module's import "
-                                            "path: e.g. ppo,dqn or my_algo")
+                     type=_algorithms, help="baselines (all: every one) and your modules' "
+                                            "import paths: e.g. ppo,dqn or all,my_algo")
     run.add_argument("--seed", required=True, type=_seeds, help="e.g. 0 or 0,1,2")
     size = run.add_mutually_exclusive_group()
     size.add_argument("--budget", choices=["cpu", "gpu"], default="cpu")
