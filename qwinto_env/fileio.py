@@ -6,7 +6,9 @@ in the same folder, flush it to disk, and rename it over the target: on POSIX a 
 within one file system is atomic, so a reader sees the previous file or the complete new
 one, never a mix. A failed write removes its temporary file and leaves the target as it
 was; a write killed outright leaves it behind, hidden, for :func:`leftover_temporaries`
-to find.
+to find. A Ctrl-C (SIGINT) that arrives during a write is held until the write ends:
+a ``KeyboardInterrupt`` raised inside ``torch.save`` turns into a ``RuntimeError`` from
+its zip writer, which a caller that handles Ctrl-C would not expect.
 
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
@@ -17,24 +19,31 @@ to find.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Any, Callable
 
 __all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "atomic_torch_save",
-           "output_problem", "check_output", "leftover_temporaries"]
+           "output_problem", "check_output", "leftover_temporaries", "sigint_held"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
     """Call ``write(fh)`` on a binary temporary file, then move it to ``path`` atomically.
 
     ``path``'s folder must exist. If ``write`` raises, ``path`` is left untouched and the
-    exception propagates.
+    exception propagates. A SIGINT during the write is handled once it has ended.
     """
-    path = Path(path)
+    with sigint_held():
+        _write_and_replace(Path(path), write)
+
+
+def _write_and_replace(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
     prefix, suffix = _temporary(path.name)
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     try:
@@ -51,6 +60,26 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
             pass
         raise
     _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def sigint_held():
+    """Run the block with SIGINT recorded, not handled; then hand a recorded one to the
+    handler that was in place. Only the main thread can change signal handlers, and only
+    a Python handler (by default the one raising ``KeyboardInterrupt``) can be held.
+    Holds nest: a set of files written under one hold is interrupted after the last."""
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        handler(signal.SIGINT, caught[0])
 
 
 def _temporary(name: str) -> tuple[str, str]:

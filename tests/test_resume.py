@@ -5,12 +5,14 @@ least as new as every policy checkpoint."""
 
 import hashlib
 import io
+import os
 import random
 import shutil
 import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -388,6 +390,65 @@ def test_a_write_failing_halfway_leaves_every_file_loadable_and_consistent(
     # latest.pt comes last, so here it is always the previous one
     assert same_weights(policy_weights(ckpt / "latest.pt"), old.state_dict())
     assert not [p for p in ckpt.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_during_a_checkpoint_write_interrupts_after_the_file_is_whole(
+        tmp_path, monkeypatch):
+    """A SIGINT in the middle of ``torch.save`` (where torch's zip writer would turn the
+    ``KeyboardInterrupt`` into a ``RuntimeError``) is raised once the file is complete."""
+    target = tmp_path / "policy.pt"
+    real_save = torch.save
+
+    def interrupted_halfway(obj, f, *args, **kwargs):
+        buffer = io.BytesIO()
+        real_save(obj, buffer, *args, **kwargs)
+        data = buffer.getvalue()
+        f.write(data[:len(data) // 2])
+        os.kill(os.getpid(), signal.SIGINT)
+        f.write(data[len(data) // 2:])
+
+    monkeypatch.setattr(torch, "save", interrupted_halfway)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(target, tiny_network(1), "dice", 2, 89, 37)
+    monkeypatch.undo()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert same_weights(load(str(target)).network.state_dict(), tiny_network(1).state_dict())
+    assert [p.name for p in tmp_path.iterdir()] == ["policy.pt"]
+
+
+def test_ctrl_c_during_the_first_write_of_a_save_interrupts_after_the_last(tmp_path,
+                                                                           monkeypatch):
+    """A SIGINT while the trainer state is written: the step's policy checkpoints are
+    written too before the interrupt, and the run names that step to resume from."""
+    cfg = load_config(None, [*TINY, "run.name=c", "network.hidden=[8]"])
+    run = Run(cfg, root=tmp_path)
+    run.save(tiny_network(0), 100, {})
+    real_save, calls = torch.save, []
+
+    def interrupt_the_first(obj, f, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", interrupt_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        run.save(tiny_network(1), 200, {})
+    monkeypatch.undo()
+    assert len(calls) == 3 and run.step == 200
+    assert check_run_folder(run.dir, cfg) == 200
+    assert same_weights(policy_weights(run.dir / "checkpoints" / "latest.pt"),
+                        tiny_network(1).state_dict())
+
+
+def test_a_checkpoint_written_outside_the_main_thread_is_written(tmp_path):
+    """Only the main thread may hold SIGINT; a write from another thread goes on as is."""
+    target = tmp_path / "policy.pt"
+    worker = threading.Thread(
+        target=save_checkpoint, args=(target, tiny_network(2), "dice", 2, 89, 37))
+    worker.start()
+    worker.join()
+    assert same_weights(load(str(target)).network.state_dict(), tiny_network(2).state_dict())
 
 
 def killed_halfway(writer: str) -> None:

@@ -35,7 +35,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from qwinto_env.fileio import atomic_torch_save, atomic_write_text, leftover_temporaries
+from qwinto_env.fileio import (atomic_torch_save, atomic_write_text, leftover_temporaries,
+                               sigint_held)
 from qwinto_env.spec import SPECS
 
 from ..evaluate import format_table, play
@@ -309,14 +310,17 @@ class Run:
 
         Every file is written atomically, the trainer state first: a kill at any moment
         leaves a state to resume from that is at least as new as every policy checkpoint.
+        A Ctrl-C during the save interrupts once all three files are written.
         """
         self._begin_writing()
-        atomic_torch_save({"step": step, "config": self.cfg.to_dict(),
-                           "network": network.state_dict(), **trainer_state}, self.state_path)
-        self.step = step
         path = self.ckpt_dir / f"step_{step}.pt"
-        self.save_policy(network, path, step)
-        self.save_policy(network, self.ckpt_dir / LATEST, step)
+        with sigint_held():
+            atomic_torch_save({"step": step, "config": self.cfg.to_dict(),
+                               "network": network.state_dict(), **trainer_state},
+                              self.state_path)
+            self.step = step
+            self.save_policy(network, path, step)
+            self.save_policy(network, self.ckpt_dir / LATEST, step)
         return path
 
     def state_network(self) -> PolicyNetwork:
