@@ -573,6 +573,57 @@ def test_sb3_resumes_from_its_state_with_the_settings_of_the_config(tmp_path, mo
     assert max(rate for step, rate in rates.items() if step > stopped) <= 5e-6
 
 
+def test_ctrl_c_inside_sb3s_own_save_interrupts_at_that_checkpoint(tmp_path, monkeypatch):
+    """A SIGINT while SB3 zips its model (its first ``torch.save`` into the zip): the run
+    stops with the checkpoint of that step whole, and names it to resume from."""
+    cfg = load_config(None, [*TINY, "run.name=z", "run.trainer=sb3", "run.checkpoint_every=300"])
+    real_save, sent = torch.save, []
+
+    def interrupted_in_the_zip(obj, f, *args, **kwargs):
+        if type(f).__module__ != "zipfile" or sent:
+            return real_save(obj, f, *args, **kwargs)
+        sent.append(1)
+        buffer = io.BytesIO()
+        real_save(obj, buffer, *args, **kwargs)
+        f.write(buffer.getvalue()[:100])
+        os.kill(os.getpid(), signal.SIGINT)
+        f.write(buffer.getvalue()[100:])
+
+    monkeypatch.setattr(torch, "save", interrupted_in_the_zip)
+    with pytest.raises(TrainingInterrupted) as interrupted:
+        train_from_config(cfg, root=tmp_path, progress=False)
+    monkeypatch.undo()
+    step = check_run_folder(tmp_path / "z", cfg)
+    assert sent and step > 0 and f"checkpoint at step {step}" in str(interrupted.value)
+    assert "sb3_model" in read_trainer_state(tmp_path / "z" / "checkpoints" / "trainer_state.pt",
+                                             cfg)
+
+
+def test_ctrl_c_inside_rllibs_own_save_interrupts_after_the_old_folders_go(tmp_path,
+                                                                          monkeypatch):
+    """A SIGINT while RLlib writes its checkpoint folder: the trainer state names the new
+    folder and the older ones are gone before the run stops."""
+    from agents.trainers import rllib_ppo
+
+    cfg = load_config(None, [*TINY, "run.name=l", "network.hidden=[8]"])
+    run = Run(cfg, root=tmp_path)
+    (run.ckpt_dir / "rllib_100").mkdir(parents=True)
+
+    class Algo:
+        def save_to_path(self, path):
+            Path(path).mkdir()
+            os.kill(os.getpid(), signal.SIGINT)
+            (Path(path) / "state.pkl").write_bytes(b"state")
+
+    monkeypatch.setattr(rllib_ppo, "export", lambda algo, cfg: tiny_network(3))
+    with pytest.raises(KeyboardInterrupt):
+        rllib_ppo.save(Algo(), run, 200, 7)
+    state = read_trainer_state(run.ckpt_dir / "trainer_state.pt", cfg)
+    assert (state["step"], state["rllib_dir"]) == (200, "rllib_200")
+    assert sorted(p.name for p in run.ckpt_dir.glob("rllib*")) == ["rllib_200"]
+    assert (run.ckpt_dir / "rllib_200" / "state.pkl").is_file()
+
+
 # -- kills of train.py -----------------------------------------------------------------------
 
 def test_sb3_resumes_a_run_that_kept_its_model_beside_the_state(tmp_path, monkeypatch):

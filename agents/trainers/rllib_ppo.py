@@ -35,6 +35,8 @@ import shutil
 import time
 from typing import Any
 
+from qwinto_env.fileio import sigint_held
+
 from ..policy import PolicyNetwork
 from .config import ConfigError, TrainConfig
 from .run import Bookkeeping, ResumeError, Run, policy_shape
@@ -194,13 +196,15 @@ def save(algo: Any, run: Run, step: int, lifetime: int) -> PolicyNetwork:
 
     RLlib writes a folder, which cannot be replaced atomically: each checkpoint gets a
     new one, ``rllib_<step>/``, that the trainer state names once it is complete; the
-    older folders (and any a kill left half-written) go after the state is saved.
+    older folders (and any a kill left half-written) go after the state is saved. A
+    Ctrl-C during it interrupts once the checkpoint is written.
     """
     folder = f"rllib_{step}"
-    algo.save_to_path(str((run.ckpt_dir / folder).resolve()))
-    network = export(algo, run.cfg)
-    run.save(network, step, {"rllib_lifetime": lifetime, "rllib_dir": folder})
-    for old in run.ckpt_dir.glob("rllib*"):
-        if old.is_dir() and old.name != folder:
-            shutil.rmtree(old)
+    with sigint_held():
+        algo.save_to_path(str((run.ckpt_dir / folder).resolve()))
+        network = export(algo, run.cfg)
+        run.save(network, step, {"rllib_lifetime": lifetime, "rllib_dir": folder})
+        for old in run.ckpt_dir.glob("rllib*"):
+            if old.is_dir() and old.name != folder:
+                shutil.rmtree(old)
     return network

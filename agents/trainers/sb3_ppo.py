@@ -32,6 +32,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnvWrapper
 from torch import nn
 
+from qwinto_env.fileio import sigint_held
 from qwinto_env.vector import QwintoVecEnv
 
 from ..features import FEATURES
@@ -178,12 +179,13 @@ def save(model: MaskablePPO, run: Run, pool: OpponentPool, cfg: TrainConfig,
          obs_size: int, num_actions: int) -> PolicyNetwork:
     """A checkpoint; the exported policy. The trainer state holds SB3's own save (its zip
     file's bytes), so one atomic file has all that ``--resume`` needs, never parts of
-    two checkpoints."""
+    two checkpoints. A Ctrl-C during it interrupts once the checkpoint is written."""
     network = export_policy(model, cfg, obs_size, num_actions)
     zipped = io.BytesIO()
-    model.save(zipped)
-    run.save(network, model.num_timesteps, {"pool": pool.state_dict(),
-                                            "sb3_model": zipped.getvalue()})
+    with sigint_held():
+        model.save(zipped)
+        run.save(network, model.num_timesteps, {"pool": pool.state_dict(),
+                                                "sb3_model": zipped.getvalue()})
     return network
 
 
