@@ -270,6 +270,24 @@ def test_shipped_expert_iteration_configs_refine_their_pretrained_network(tmp_pa
     checkpoint_plays(tmp_path / "ei" / "final.pt", game=game)
 
 
+def test_shipped_selfplay_config_trains_the_pretrained_network_against_itself(tmp_path, capsys):
+    """configs/dice-2p-selfplay.yaml as a user runs it, with fewer steps: no warm-start
+    games, the shipped network's weights trained further, and `--resume` takes the run on."""
+    config = ROOT / "configs" / "dice-2p-selfplay.yaml"
+    short = ["run.name=sp", "env.num_games=8", "run.checkpoint_every=1024", "eval.final_games=2"]
+    assert run_train(tmp_path, "--config", str(config), *short, "run.total_steps=1024") == 0
+    assert "warm start: the network of run.init_from 'pretrained:dice-2p'" in capsys.readouterr().out
+    start = load("pretrained:dice-2p").network.state_dict()
+    first = torch.load(tmp_path / "sp" / "final.pt", weights_only=True)["state_dict"]
+    assert any(not torch.equal(first[k], v) for k, v in start.items())
+    assert run_train(tmp_path, "--resume", "--config", str(config), *short,
+                     "run.total_steps=2048") == 0
+    assert "2,048 learner steps in all, on from the last checkpoint" in capsys.readouterr().out
+    second = torch.load(tmp_path / "sp" / "final.pt", weights_only=True)["state_dict"]
+    assert any(not torch.equal(second[k], v) for k, v in first.items())
+    checkpoint_plays(tmp_path / "sp" / "final.pt")
+
+
 def test_improved_policy_adds_the_gains_less_their_noise_over_the_temperature():
     from agents.search import Searched
     from agents.trainers.imitation import improved_policy
