@@ -270,7 +270,8 @@ def test_shipped_expert_iteration_configs_refine_their_pretrained_network(tmp_pa
     checkpoint_plays(tmp_path / "ei" / "final.pt", game=game)
 
 
-def test_shipped_selfplay_config_trains_the_pretrained_network_against_itself(tmp_path, capsys):
+def test_shipped_selfplay_config_trains_on_from_the_pretrained_network_and_resumes(tmp_path,
+                                                                                   capsys):
     """configs/dice-2p-selfplay.yaml as a user runs it, with fewer steps: no warm-start
     games, the shipped network's weights trained further, and `--resume` takes the run on."""
     config = ROOT / "configs" / "dice-2p-selfplay.yaml"
